@@ -1,1 +1,3 @@
-//! Kiln baker library.
+//! Kiln baker library: world files, bake stages and the `kiln` CLI.
+
+pub mod grid;
