@@ -118,11 +118,6 @@ fn push_planes_u16(out: &mut Vec<u8>, values: &[u16]) {
     out.extend(values.iter().map(|v| (*v >> 8) as u8));
 }
 
-fn read_planes_u16(bytes: &[u8], n: usize) -> Vec<u16> {
-    let (lo, hi) = bytes.split_at(n);
-    lo.iter().zip(hi).map(|(&l, &h)| l as u16 | (h as u16) << 8).collect()
-}
-
 fn delta_u16(values: impl Iterator<Item = u16>) -> Vec<u16> {
     let mut prev = 0u16;
     values
@@ -132,6 +127,54 @@ fn delta_u16(values: impl Iterator<Item = u16>) -> Vec<u16> {
             d
         })
         .collect()
+}
+
+/// Positions and normals from their delta-coded byte planes, in one pass over the vertices.
+fn decode_vertices(pos: &[u8], oct: &[u8], n: usize, lattice: &Lattice) -> (Vec<[f32; 3]>, Vec<[f32; 3]>) {
+    let step = lattice.step();
+    let o = lattice.origin;
+    fn plane(bytes: &[u8], k: usize, n: usize) -> &[u8] {
+        &bytes[2 * k * n..2 * (k + 1) * n]
+    }
+    let (px, py, pz) = (plane(pos, 0, n), plane(pos, 1, n), plane(pos, 2, n));
+    let (ox, oy) = (plane(oct, 0, n), plane(oct, 1, n));
+    let at = |p: &[u8], i: usize| p[i] as u16 | (p[n + i] as u16) << 8;
+    let mut positions = Vec::with_capacity(n);
+    let mut normals = Vec::with_capacity(n);
+    let (mut qx, mut qy, mut qz, mut ex, mut ey) = (0u16, 0u16, 0u16, 0u16, 0u16);
+    for i in 0..n {
+        qx = qx.wrapping_add(at(px, i));
+        qy = qy.wrapping_add(at(py, i));
+        qz = qz.wrapping_add(at(pz, i));
+        positions.push([(o[0] + qx as i32) as f32 * step, (o[1] + qy as i32) as f32 * step, (o[2] + qz as i32) as f32 * step]);
+        ex = ex.wrapping_add(at(ox, i));
+        ey = ey.wrapping_add(at(oy, i));
+        normals.push(oct_decode([ex as i16, ey as i16]));
+    }
+    (positions, normals)
+}
+
+/// Indices from zigzag-delta byte planes; checks every index against the vertex count.
+fn decode_indices(bytes: &[u8], planes: usize, count: usize, vertices: usize) -> Result<Vec<u32>, FormatError> {
+    // Missing high planes read as zero.
+    let zeros = vec![0u8; if planes < 4 { count } else { 0 }];
+    let plane = |k: usize| if k < planes { &bytes[k * count..(k + 1) * count] } else { &zeros[..] };
+    let (b0, b1, b2, b3) = (plane(0), plane(1), plane(2), plane(3));
+    let mut out = Vec::with_capacity(count);
+    let mut prev = 0i32;
+    let mut out_of_range = false;
+    for i in 0..count {
+        let z = b0[i] as u32 | (b1[i] as u32) << 8 | (b2[i] as u32) << 16 | (b3[i] as u32) << 24;
+        prev = prev.wrapping_add((z >> 1) as i32 ^ -((z & 1) as i32));
+        // Checked without a branch per index; reported after the loop.
+        out_of_range |= prev as u32 >= vertices as u32;
+        out.push(prev as u32);
+    }
+    if out_of_range {
+        let (i, v) = out.iter().enumerate().find(|(_, &v)| v as usize >= vertices).map(|(i, &v)| (i, v)).unwrap_or((0, 0));
+        return Err(bad(TerrainMesh::KIND, format!("index #{i} = {} out of range for {vertices} vertices", v as i32)));
+    }
+    Ok(out)
 }
 
 impl Section for TerrainMesh {
@@ -165,10 +208,25 @@ impl Section for TerrainMesh {
             }
         }
         let mut out = Vec::with_capacity(HEADER_BYTES + 10 * n + 4 * self.indices.len());
+
         out.extend_from_slice(&(n as u32).to_le_bytes());
         out.extend_from_slice(&(self.indices.len() as u32).to_le_bytes());
         out.extend_from_slice(&(self.main_index_count as u32).to_le_bytes());
-        out.extend_from_slice(&[l.shift, 0, 0, 0]);
+        // Indices: zigzag of the difference to the previous index, as byte planes; only as many planes
+        // as the largest value needs (most tiles need two), so zstd has less to chew through.
+        let mut prev = 0i32;
+        let zz: Vec<u32> = self
+            .indices
+            .iter()
+            .map(|&i| {
+                let d = (i as i32).wrapping_sub(prev);
+                prev = i as i32;
+                ((d << 1) ^ (d >> 31)) as u32
+            })
+            .collect();
+        let max = zz.iter().copied().max().unwrap_or(0);
+        let index_planes = (4 - max.leading_zeros() / 8).max(1) as u8;
+        out.extend_from_slice(&[l.shift, index_planes, 0, 0]);
         out.extend_from_slice(&l.voxel_size.to_le_bytes());
         for o in l.origin {
             out.extend_from_slice(&o.to_le_bytes());
@@ -180,18 +238,7 @@ impl Section for TerrainMesh {
         for c in 0..2 {
             push_planes_u16(&mut out, &delta_u16(oct.iter().map(|e| e[c] as u16)));
         }
-        // Indices: zigzag of the difference to the previous index, as four byte planes.
-        let mut prev = 0i32;
-        let zz: Vec<u32> = self
-            .indices
-            .iter()
-            .map(|&i| {
-                let d = (i as i32).wrapping_sub(prev);
-                prev = i as i32;
-                ((d << 1) ^ (d >> 31)) as u32
-            })
-            .collect();
-        for b in 0..4 {
+        for b in 0..index_planes as usize {
             out.extend(zz.iter().map(|v| (v >> (8 * b)) as u8));
         }
         Ok(out)
@@ -204,10 +251,14 @@ impl Section for TerrainMesh {
         let index_count = r.u32()? as usize;
         let main_index_count = r.u32()? as usize;
         let shift = r.u8()?;
-        r.take(3)?;
+        let index_planes = r.u8()? as usize;
+        r.take(2)?;
         let voxel_size = r.f32()?;
         let origin = [r.i32()?, r.i32()?, r.i32()?];
-        let expected = HEADER_BYTES as u64 + 10 * n as u64 + 4 * index_count as u64;
+        if !(1..=4).contains(&index_planes) {
+            return Err(bad(kind, format!("index plane count {index_planes} is not 1..=4")));
+        }
+        let expected = HEADER_BYTES as u64 + 10 * n as u64 + index_planes as u64 * index_count as u64;
         if expected != raw.len() as u64 {
             return Err(bad(kind, format!("{n} vertices and {index_count} indices need {expected} bytes, section has {}", raw.len())));
         }
@@ -221,41 +272,21 @@ impl Section for TerrainMesh {
             return Err(bad(kind, format!("lattice origin {origin:?} out of range")));
         }
         let lattice = Lattice { voxel_size, shift, origin };
-        let step = lattice.step();
-        let mut positions = vec![[0f32; 3]; n];
-        for a in 0..3 {
-            let deltas = read_planes_u16(r.take(2 * n)?, n);
-            let mut acc = 0u16;
-            for (p, d) in positions.iter_mut().zip(deltas) {
-                acc = acc.wrapping_add(d);
-                p[a] = (origin[a] + acc as i32) as f32 * step;
-            }
-        }
-        let mut oct = vec![[0i16; 2]; n];
-        for c in 0..2 {
-            let deltas = read_planes_u16(r.take(2 * n)?, n);
-            let mut acc = 0u16;
-            for (o, d) in oct.iter_mut().zip(deltas) {
-                acc = acc.wrapping_add(d);
-                o[c] = acc as i16;
-            }
-        }
-        let normals = oct.into_iter().map(oct_decode).collect();
-        let planes = r.take(4 * index_count)?;
-        let mut indices = Vec::with_capacity(index_count);
-        let mut prev = 0i32;
-        for i in 0..index_count {
-            let z = planes[i] as u32
-                | (planes[index_count + i] as u32) << 8
-                | (planes[2 * index_count + i] as u32) << 16
-                | (planes[3 * index_count + i] as u32) << 24;
-            let d = (z >> 1) as i32 ^ -((z & 1) as i32);
-            prev = prev.wrapping_add(d);
-            if prev < 0 || prev as usize >= n {
-                return Err(bad(kind, format!("index #{i} = {prev} out of range for {n} vertices")));
-            }
-            indices.push(prev as u32);
-        }
+        let pos_planes = r.take(6 * n)?;
+        let oct_planes = r.take(4 * n)?;
+        let index_bytes = r.take(index_planes * index_count)?;
+        // Vertices and indices are independent streams: decode them on two threads for big meshes.
+        let (vertices, indices) = if n + index_count > 1 << 16 {
+            std::thread::scope(|s| {
+                let idx = s.spawn(|| decode_indices(index_bytes, index_planes, index_count, n));
+                let v = decode_vertices(pos_planes, oct_planes, n, &lattice);
+                (v, idx.join().unwrap_or_else(|_| Err(bad(kind, "index decoder failed"))))
+            })
+        } else {
+            (decode_vertices(pos_planes, oct_planes, n, &lattice), decode_indices(index_bytes, index_planes, index_count, n))
+        };
+        let (positions, normals) = vertices;
+        let indices = indices?;
         debug_assert_eq!(r.remaining(), 0);
         Ok(TerrainMesh { lattice, positions, normals, indices, main_index_count })
     }
