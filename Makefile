@@ -19,6 +19,9 @@ test-deps:
 ## Release-build benchmarks; prints the figures recorded in BENCHMARKS.md.
 bench:
 	$(CARGO) run --release -p kiln-formats --example pack_bench
+	$(CARGO) run --release -p kiln-bake --example mc_speed
+	$(CARGO) run --release -p kiln-bake --example ao_speed
+	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
 
 clean:
 	$(CARGO) clean

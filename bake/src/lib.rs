@@ -1,6 +1,7 @@
 //! Kiln baker library: world files, bake stages and the `kiln` CLI.
 
 pub mod cli;
+pub mod diff;
 pub mod grid;
 pub mod pipeline;
 

@@ -5,6 +5,8 @@ pub mod inspect;
 mod packs;
 pub mod verify;
 
+pub use packs::find_packs;
+
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
@@ -66,6 +68,29 @@ enum Command {
         /// A pack file or a bake's output directory.
         path: PathBuf,
     },
+    /// Compare two packs or two bakes: exit 0 when identical or within tolerance, 1 beyond, 2 on error.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// A TOML file with tolerances (distance, field_max, field_rms, ignore_metadata); flags override it.
+        #[arg(long)]
+        tolerances: Option<PathBuf>,
+        /// Largest acceptable mesh distance (world units).
+        #[arg(long)]
+        distance: Option<f32>,
+        /// Largest acceptable per-vertex field difference (AO, irradiance).
+        #[arg(long)]
+        field_max: Option<f32>,
+        /// Largest acceptable RMS of per-vertex field differences.
+        #[arg(long)]
+        field_rms: Option<f32>,
+        /// Do not judge metadata differences (hashes, versions).
+        #[arg(long)]
+        ignore_metadata: bool,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export a tile's mesh (glb or ply) or its density samples (raw f32 + JSON header).
     Export {
         /// A bake's output directory, e.g. out/ice_caves.
@@ -115,6 +140,23 @@ where
         Command::Bake { world, out, jobs, quiet } => run_bake(&world, out, jobs, quiet).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json).map(|()| 0),
         Command::Verify { path } => verify::run(&path),
+        Command::Diff { a, b, tolerances, distance, field_max, field_rms, ignore_metadata, json } => (|| {
+            let mut tol = match tolerances {
+                Some(p) => crate::diff::Tolerances::from_file(&p)?,
+                None => crate::diff::Tolerances::default(),
+            };
+            tol.distance = distance.unwrap_or(tol.distance);
+            tol.field_max = field_max.unwrap_or(tol.field_max);
+            tol.field_rms = field_rms.unwrap_or(tol.field_rms);
+            tol.ignore_metadata |= ignore_metadata;
+            let report = crate::diff::diff(&a, &b, &tol)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&crate::diff::to_json(&report)).expect("JSON values serialise"));
+            } else {
+                crate::diff::print_human(&report, &tol);
+            }
+            Ok(if report.beyond > 0 { 1 } else { 0 })
+        })(),
         Command::Export { bake_dir, tile, level, format, skirts, density, out } => {
             if density {
                 export::export_density(&bake_dir, level, tile.0, tile.1, &out).map(|()| 0)
