@@ -205,7 +205,23 @@ fn compare_section(
             details.insert(path.clone(), json!([l, r]));
         }
         details.insert("fields_changed".into(), json!(fields.len()));
-        (!tol.ignore_metadata, 0.0)
+        // Derived fields (hashes, sizes, counts, versions) follow from differences judged elsewhere;
+        // numbers (bounds, errors) are world-unit quantities judged against the distance tolerance.
+        let mut worst = 0f64;
+        let mut judged_beyond = false;
+        for (path, (l, r)) in &fields {
+            if is_derived(path) {
+                continue;
+            }
+            match (l.as_f64(), r.as_f64()) {
+                (Some(x), Some(y)) => {
+                    worst = worst.max((x - y).abs());
+                    judged_beyond |= (x - y).abs() > tol.distance as f64;
+                }
+                _ => judged_beyond = true,
+            }
+        }
+        (judged_beyond && !tol.ignore_metadata, worst)
     } else {
         details.insert("note".into(), json!("unknown section kind: bytes differ"));
         (true, f64::INFINITY)
@@ -221,11 +237,19 @@ fn metadata_json(kind: SectionKind, raw: &[u8]) -> Result<Value, kiln_formats::F
         serde_json::to_value(Manifest::decode(raw)?)
     } else if kind == EmbeddedFiles::KIND {
         let f = EmbeddedFiles::decode(raw)?;
-        Ok(Value::Object(f.files.iter().map(|f| (f.name.clone(), json!(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&f.bytes))))).collect()))
+        Ok(Value::Object(f.files.iter().map(|f| (format!("{}_hash", f.name.replace(['.', '/'], "_")), json!(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&f.bytes))))).collect()))
     } else {
         Ok(Value::Null)
     };
     Ok(v.unwrap_or(Value::Null))
+}
+
+/// Metadata that is a consequence of other content: reported, never judged on its own.
+fn is_derived(path: &str) -> bool {
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    let leaf = leaf.split('[').next().unwrap_or(leaf);
+    leaf.contains("hash") || matches!(leaf, "file_len" | "baker_version" | "vertex_count" | "triangle_count")
+
 }
 
 /// Collects `(path, (left, right))` for every leaf that differs.
