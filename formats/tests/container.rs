@@ -1,7 +1,7 @@
 //! Round trips, corruption, truncation and versioning of the pack container.
 
 use kiln_formats::container::{HEADER_LEN, MAGIC};
-use kiln_formats::sections::{EmbeddedFile, EmbeddedFiles, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo};
+use kiln_formats::sections::{EmbeddedFile, EmbeddedFiles, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance};
 use kiln_formats::{Codec, FormatError, Pack, PackBuilder, SectionKind};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -88,6 +88,8 @@ fn every_section_kind_round_trips() {
     let mut b = PackBuilder::new([1, 2, 3]);
     b.add(&info).unwrap().add(&mesh).unwrap().add(&VertexAo(vec![0, 1, 255])).unwrap();
     b.add(&sample_manifest()).unwrap().add(&files).unwrap();
+    let irradiance = VertexIrradiance(vec![[0.5, 0.25, 2.0], [0.0, 0.0, 0.0], [3.0, 3.0, 3.0]]);
+    b.add(&irradiance).unwrap();
     let pack = Pack::from_bytes(b.to_bytes().unwrap()).unwrap();
     assert_eq!(pack.header().writer_version, [1, 2, 3]);
     assert_eq!(pack.require::<PackInfo>().unwrap(), info);
@@ -102,6 +104,7 @@ fn every_section_kind_round_trips() {
     assert_eq!(pack.require::<VertexAo>().unwrap().0, vec![0, 1, 255]);
     assert_eq!(pack.require::<Manifest>().unwrap(), sample_manifest());
     assert_eq!(pack.require::<EmbeddedFiles>().unwrap(), files);
+    assert_eq!(pack.require::<VertexIrradiance>().unwrap(), irradiance, "these values are exact in RGB9E5");
     assert!(pack.verify().is_empty());
 }
 

@@ -4,13 +4,14 @@ mod files;
 mod info;
 mod manifest;
 mod mesh;
+pub mod rgb9e5;
 mod vertex_attrs;
 
 pub use files::{EmbeddedFile, EmbeddedFiles};
 pub use info::{PackInfo, PackKind};
 pub use manifest::{Manifest, TileNode};
 pub use mesh::{Lattice, TerrainMesh};
-pub use vertex_attrs::VertexAo;
+pub use vertex_attrs::{VertexAo, VertexIrradiance};
 
 use crate::container::SectionKind;
 use crate::error::{bad, FormatError};
@@ -21,6 +22,7 @@ pub const KNOWN: &[(SectionKind, &str)] = &[
     (PackInfo::KIND, "pack info"),
     (TerrainMesh::KIND, "terrain mesh"),
     (VertexAo::KIND, "vertex ambient occlusion"),
+    (VertexIrradiance::KIND, "vertex irradiance"),
     (Manifest::KIND, "world manifest"),
     (EmbeddedFiles::KIND, "embedded source files"),
 ];
@@ -45,6 +47,7 @@ pub fn summarize(kind: SectionKind, raw: &[u8]) -> Option<Result<Vec<(&'static s
         k if k == PackInfo::KIND => run(raw, |s: PackInfo| s.summary()),
         k if k == TerrainMesh::KIND => run(raw, |s: TerrainMesh| s.summary()),
         k if k == VertexAo::KIND => run(raw, |s: VertexAo| s.summary()),
+        k if k == VertexIrradiance::KIND => run(raw, |s: VertexIrradiance| s.summary()),
         k if k == Manifest::KIND => run(raw, |s: Manifest| s.summary()),
         k if k == EmbeddedFiles::KIND => run(raw, |s: EmbeddedFiles| s.summary()),
         _ => return None,
