@@ -5,7 +5,7 @@
 //! as air. Output is in global voxel units; multiply by the voxel size for world units.
 //!
 //! Properties the rest of the baker relies on:
-//! - **Watertight.** The 256-case table ([`table`]) resolves ambiguous faces by a rule that
+//! - **Watertight.** The 256-case table (derived in `table.rs`) resolves ambiguous faces by a rule that
 //!   reads only the face's four corner signs (solid diagonals connect), so cubes sharing a
 //!   face agree on it, inside a range and across ranges.
 //! - **Seamless tiles.** A vertex is computed only from its edge's two endpoints, always from
@@ -17,9 +17,10 @@
 //!   cache; vertices are numbered in first-use order during the sweep (Z, then Y, then X).
 //! - **No degenerate triangles.** Each triangle's three vertices sit on three different cube
 //!   edges and the interpolation parameter is clamped to `[1/1024, 1 - 1/1024]`, so vertices
-//!   never coincide with a corner or with each other; the table never makes three collinear
-//!   (see [`table`]). This holds exactly for f32 positions as long as global coordinates stay
-//!   below `8192 * stride` in magnitude (beyond that the f32 spacing exceeds the clamp margin).
+//!   never coincide with a corner or with each other, and the table's fans never put three
+//!   vertices on a line (proof in `table.rs`). In f32 this margin survives while global
+//!   coordinates stay below `8192 * stride` in magnitude; beyond that the f32 spacing exceeds
+//!   it and near-degenerate triangles may round to zero area.
 //! - **Winding and normals.** Triangles are counter-clockwise seen from air. Normals are the
 //!   negated density gradient (central differences at both edge endpoints, interpolated with
 //!   the vertex's parameter), so they point toward air; where that gradient vanishes or is not
