@@ -1,9 +1,13 @@
 //! Kiln baker library: world files, bake stages and the `kiln` CLI.
 
+pub mod ao;
 pub mod cli;
+pub mod density;
 pub mod diff;
 pub mod grid;
+pub mod mc;
 pub mod pipeline;
+pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
 pub fn peak_memory() -> Option<u64> {
