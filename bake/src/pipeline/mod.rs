@@ -24,6 +24,7 @@ use tile::{bake_tile, BakedTile, TileInputs, TileTimings};
 
 use crate::ao::OccupancyField;
 use crate::cli::CliError;
+use crate::mc::IsoMesh;
 use crate::world::World;
 
 /// How to run a bake.
@@ -115,14 +116,14 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     let pb = bar(opts, ids.len() as u64, "tiles");
     let results: Vec<(BakedTile, TileTimings)> = ids
         .par_iter()
-        .map(|&id| {
+        .map_init(IsoMesh::default, |scratch, &id| {
             let mut t = TileTimings::default();
-            let r = bake_tile(&inputs, id, &mut t).map(|b| (b, t));
+            let r = bake_tile(&inputs, id, scratch, &mut t).map(|b| (b, t));
             pb.inc(1);
             r
         })
         .collect::<Result<_, _>>()
-        .map_err(|e| CliError::Failed(format!("baking tiles of {}: {e}", spec.name)))?;
+        .map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;
     pb.finish_and_clear();
     let cpu = results.iter().fold(TileTimings::default(), |a, (_, t)| TileTimings { mesh: a.mesh + t.mesh, ao: a.ao + t.ao, encode: a.encode + t.encode });
     let tiles_secs = clock.elapsed().as_secs_f64();
@@ -252,6 +253,6 @@ pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> 
         ao: &spec.ao,
         writer_version: writer_version(),
     };
-    let baked = bake_tile(&inputs, id, &mut TileTimings::default()).map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;
+    let baked = bake_tile(&inputs, id, &mut IsoMesh::default(), &mut TileTimings::default()).map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;
     Ok(baked.pack)
 }

@@ -2,13 +2,14 @@
 
 use kiln_formats::sections::{PackInfo, PackKind, TerrainMesh, VertexAo};
 use kiln_formats::{FormatError, PackBuilder};
+use thiserror::Error;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::lod::{surface_deviation, TileId, Tiling};
 use super::skirts::{add_skirts, BorderPlane};
 use crate::ao::{ambient_occlusion, AoSettings, OccupancyField};
 use crate::density::DensityVolume;
-use crate::mc::{march, CellRange};
+use crate::mc::{march_into, CellRange, IsoMesh, MarchError};
 
 /// Everything a tile bake reads; shared read-only by all tiles.
 pub struct TileInputs<'a> {
@@ -41,8 +42,18 @@ pub struct TileTimings {
     pub encode: f64,
 }
 
-/// Bakes one tile. Pure: the result depends only on `inputs` and `id`.
-pub fn bake_tile(inputs: &TileInputs, id: TileId, timings: &mut TileTimings) -> Result<BakedTile, FormatError> {
+/// Why a tile could not be baked.
+#[derive(Debug, Error)]
+pub enum TileError {
+    #[error("tile L{} ({},{}): meshing: {source}", id.level, id.x, id.y)]
+    Mesh { id: TileId, source: MarchError },
+    #[error("tile L{} ({},{}): packing: {source}", id.level, id.x, id.y)]
+    Pack { id: TileId, source: FormatError },
+}
+
+/// Bakes one tile. Pure: the result depends only on `inputs` and `id`. `scratch` is reused between
+/// tiles of one worker to save allocations.
+pub fn bake_tile(inputs: &TileInputs, id: TileId, scratch: &mut IsoMesh, timings: &mut TileTimings) -> Result<BakedTile, TileError> {
     let clock = std::time::Instant::now();
     let tiling = &inputs.tiling;
     let stride = Tiling::stride(id.level);
@@ -51,12 +62,12 @@ pub fn bake_tile(inputs: &TileInputs, id: TileId, timings: &mut TileTimings) -> 
     let block_dims = cells.map(|c| c + 3);
     let block = inputs.volume.block(block_origin, block_dims, stride);
     let range = CellRange { min, cells };
-    let iso = march(&block, &range);
+    march_into(&block, &range, scratch).map_err(|source| TileError::Mesh { id, source })?;
 
     // Positions stay in voxel units until packing; the pack lattice decides the final floats.
-    let mut positions = iso.positions;
-    let mut normals = iso.normals;
-    let mut indices = iso.indices;
+    let mut positions = scratch.positions.clone();
+    let mut normals = scratch.normals.clone();
+    let mut indices = scratch.indices.clone();
     let main_index_count = indices.len();
     let span = (tiling.tile_voxels as i32 * stride) as f32;
     let planes = [
@@ -90,16 +101,18 @@ pub fn bake_tile(inputs: &TileInputs, id: TileId, timings: &mut TileTimings) -> 
         (lo, hi)
     });
     let inputs_hash = hash_tile_inputs(inputs, id, &block.data);
+    let pack_err = |source| TileError::Pack { id, source };
     let mut pack = PackBuilder::new(inputs.writer_version);
     pack.add(&PackInfo {
         kind: PackKind::Tile { level: id.level, x: id.x, y: id.y },
         world_name: inputs.world_name.to_owned(),
         world_hash: inputs.world_hash,
         inputs_hash,
-    })?;
-    pack.add(&mesh)?;
-    pack.add(&VertexAo::from_f32(&ao))?;
-    let bytes = pack.to_bytes()?;
+    })
+    .map_err(pack_err)?;
+    pack.add(&mesh).map_err(pack_err)?;
+    pack.add(&VertexAo::from_f32(&ao)).map_err(pack_err)?;
+    let bytes = pack.to_bytes().map_err(pack_err)?;
     timings.encode += clock.elapsed().as_secs_f64();
     Ok(BakedTile {
         id,
