@@ -1,3 +1,5 @@
 //! Kiln baker library: world files, bake stages and the `kiln` CLI.
 
 pub mod grid;
+pub mod density;
+pub mod world;
