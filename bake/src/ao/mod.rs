@@ -72,6 +72,7 @@ pub enum AoError {
 
 /// The set of directions rays are cast in (over the whole sphere; the normal picks the hemisphere).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AoDirections {
     /// The 26 normalised offsets of the 3×3×3 neighbourhood minus its centre, in X-fastest order.
     Grid26,

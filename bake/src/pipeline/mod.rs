@@ -84,9 +84,9 @@ fn bar(opts: &BakeOptions, len: u64, stage: &str) -> ProgressBar {
 
 fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliError> {
     let spec = &world.spec;
-    let dims = spec.volume.dims();
+    let dims = world.dims();
     let voxel_size = spec.volume.voxel_size as f32;
-    let tiling = Tiling::new(dims, spec.volume.tile_size as u32, voxel_size);
+    let tiling = Tiling::new(dims, spec.volume.tile_size, voxel_size);
     let world_hash = world_hash(world);
     let dest = opts.out_root.join(&spec.name);
     let staging = Staging::new(&dest)?;
@@ -99,7 +99,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     stages.push(StageTiming { name: "density", seconds: secs, detail: format!("{:.0} Mvoxels/s (noise, floor, brushes, floaters)", voxels as f64 / secs / 1e6) });
 
     let clock = Instant::now();
-    let occupancy = OccupancyField::from_densities(dims, &volume.data);
+    let occupancy = OccupancyField::from_densities(dims, &volume.data).map_err(|e| CliError::Failed(format!("{}: occupancy: {e}", spec.name)))?;
     stages.push(StageTiming { name: "occupancy", seconds: clock.elapsed().as_secs_f64(), detail: "solid bits + distance field for AO".into() });
 
     let clock = Instant::now();
@@ -143,7 +143,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
 
     let clock = Instant::now();
     let tiles: Vec<BakedTile> = results.into_iter().map(|(b, _)| b).collect();
-    let nodes = quadtree_nodes(&tiling, &tiles);
+    let nodes = quadtree_nodes(&tiles);
     let mut bytes_written = 0u64;
     let pb = bar(opts, tiles.len() as u64, "write");
     for (t, node) in tiles.iter().zip(&nodes) {
@@ -181,7 +181,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
 
 /// Manifest nodes in tile order, with geometric errors made monotonic (a parent's error is at least
 /// its children's) so a viewer refining by screen-space error never refines into a coarser surface.
-fn quadtree_nodes(tiling: &Tiling, tiles: &[BakedTile]) -> Vec<TileNode> {
+fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
     let mut error: std::collections::BTreeMap<TileId, f32> = std::collections::BTreeMap::new();
     for t in tiles {
         // Tiles come sorted by level, so children are done before their parent.
@@ -237,13 +237,13 @@ pub fn world_hash(world: &World) -> u64 {
 /// byte-identical to the same tile of a whole-world bake.
 pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> {
     let spec = &world.spec;
-    let dims = spec.volume.dims();
-    let tiling = Tiling::new(dims, spec.volume.tile_size as u32, spec.volume.voxel_size as f32);
+    let dims = world.dims();
+    let tiling = Tiling::new(dims, spec.volume.tile_size, spec.volume.voxel_size as f32);
     if !tiling.all_tiles().contains(&id) {
         return Err(CliError::Usage(format!("{}: no tile L{} ({},{})", spec.name, id.level, id.x, id.y)));
     }
     let volume = crate::density::generate(world);
-    let occupancy = OccupancyField::from_densities(dims, &volume.data);
+    let occupancy = OccupancyField::from_densities(dims, &volume.data).map_err(|e| CliError::Failed(format!("{}: occupancy: {e}", spec.name)))?;
     let inputs = TileInputs {
         world_name: &spec.name,
         world_hash: world_hash(world),

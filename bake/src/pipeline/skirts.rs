@@ -40,7 +40,6 @@ pub fn add_skirts(
             edges.entry(key).and_modify(|e| e.0 += 1).or_insert((1, (a, b)));
         }
     }
-    let on_plane = |v: u32, p: &BorderPlane| positions[v as usize][p.axis] == p.at;
     let mut skirt_of: BTreeMap<(u32, usize), u32> = BTreeMap::new();
     let mut sources = Vec::new();
     let mut new_tris = Vec::new();
@@ -48,7 +47,8 @@ pub fn add_skirts(
         if count != 1 {
             continue;
         }
-        let Some(plane_idx) = planes.iter().position(|p| on_plane(a, p) && on_plane(b, p)) else { continue };
+        let (pa, pb) = (positions[a as usize], positions[b as usize]);
+        let Some(plane_idx) = planes.iter().position(|p| pa[p.axis] == p.at && pb[p.axis] == p.at) else { continue };
         let plane = planes[plane_idx];
         let mut skirt_vertex = |v: u32| -> u32 {
             *skirt_of.entry((v, plane_idx)).or_insert_with(|| {

@@ -47,6 +47,8 @@ pub struct TileTimings {
 pub enum TileError {
     #[error("tile L{} ({},{}): meshing: {source}", id.level, id.x, id.y)]
     Mesh { id: TileId, source: MarchError },
+    #[error("tile L{} ({},{}): ambient occlusion: {source}", id.level, id.x, id.y)]
+    Ao { id: TileId, source: crate::ao::AoError },
     #[error("tile L{} ({},{}): packing: {source}", id.level, id.x, id.y)]
     Pack { id: TileId, source: FormatError },
 }
@@ -87,8 +89,9 @@ pub fn bake_tile(inputs: &TileInputs, id: TileId, scratch: &mut IsoMesh, timings
     timings.mesh += clock.elapsed().as_secs_f64();
 
     let clock = std::time::Instant::now();
-    let mut ao = ambient_occlusion(inputs.occupancy, &positions[..main_vertices], &normals[..main_vertices], inputs.ao);
-    ao.extend(skirt_sources.iter().map(|&s| ao[s as usize]));
+    let mut ao = ambient_occlusion(inputs.occupancy, &positions[..main_vertices], &normals[..main_vertices], inputs.ao).map_err(|source| TileError::Ao { id, source })?;
+    let skirt_ao: Vec<f32> = skirt_sources.iter().map(|&s| ao[s as usize]).collect();
+    ao.extend(skirt_ao);
     timings.ao += clock.elapsed().as_secs_f64();
 
     let clock = std::time::Instant::now();

@@ -6,6 +6,7 @@
 //! The key reference is `worlds/README.md`.
 
 mod brush;
+mod embed;
 mod heightmap;
 mod source;
 mod spec;

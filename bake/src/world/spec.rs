@@ -31,6 +31,9 @@ pub struct WorldSpec {
     pub floaters: FloaterSpec,
     #[serde(default)]
     pub brushes: BrushesSpec,
+    /// `[ao]`: per-vertex ambient occlusion (see `worlds/README.md`).
+    #[serde(default)]
+    pub ao: crate::ao::AoSettings,
 }
 
 /// `[volume]`: the sample grid.
@@ -283,7 +286,11 @@ impl WorldSpec {
         }
         self.validate_volume()?;
         self.validate_noise()?;
-        self.validate_floor()
+        self.validate_floor()?;
+        if let Err(crate::ao::AoError::BadSetting { name, value, reason }) = self.ao.validate() {
+            issue(&format!("ao.{name}"), format!("{reason}; got {value}"))?;
+        }
+        Ok(())
     }
 
     fn validate_volume(&self) -> Result<(), SpecIssue> {
