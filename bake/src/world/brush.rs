@@ -107,7 +107,7 @@ struct BrushFileOut<'a> {
 /// Parses a brush file's text; errors name `file`, the stroke (`stroke[2].radius`) and its line.
 pub fn parse_brushes(text: &str, file: &Path) -> Result<Vec<BrushStroke>, WorldError> {
     let src = SourceDoc::new(file, text);
-    let parsed: BrushFile = toml::from_str(text).map_err(|e| src.from_toml_error(&e))?;
+    let parsed: BrushFile = toml::from_str(text).map_err(|e| src.error_from_toml(&e))?;
     let mut strokes = Vec::new();
     for (i, entry) in parsed.stroke.iter().enumerate() {
         let key = |k: &str| format!("stroke[{i}].{k}");

@@ -92,7 +92,7 @@ impl<'a> SourceDoc<'a> {
 
     /// Converts a `toml` parse/deserialise error into a one-line diagnostic naming the key path
     /// that contains the error's span.
-    pub fn from_toml_error(&self, err: &toml::de::Error) -> WorldError {
+    pub fn error_from_toml(&self, err: &toml::de::Error) -> WorldError {
         let span = err.span().unwrap_or(0..0);
         let mut path = self.doc.as_ref().map(|d| path_at(d.get_ref(), &span)).unwrap_or_default();
         let message = err.message().trim().to_owned();
