@@ -95,7 +95,8 @@ impl<'a> SourceDoc<'a> {
     pub fn error_from_toml(&self, err: &toml::de::Error) -> WorldError {
         let span = err.span().unwrap_or(0..0);
         let mut path = self.doc.as_ref().map(|d| path_at(d.get_ref(), &span)).unwrap_or_default();
-        let message = err.message().trim().to_owned();
+        // Diagnostics are one line each.
+        let message = err.message().split_whitespace().collect::<Vec<_>>().join(" ");
         // serde reports a missing field at the enclosing table; name the field itself.
         if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
             path.push(Segment::Key(field.to_owned()));

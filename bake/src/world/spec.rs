@@ -91,7 +91,7 @@ impl Default for NoiseSpec {
         NoiseSpec {
             kind: NoiseKind::default(),
             octaves: 5,
-            frequency: 0.25,
+            frequency: 0.15,
             lacunarity: None,
             gain: 0.5,
             terms: 12,
