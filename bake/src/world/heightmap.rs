@@ -18,7 +18,9 @@ pub enum HeightmapError {
     NotGrayscale(png::ColorType),
     #[error("PNG grayscale must be 8- or 16-bit; got {0:?}")]
     BitDepth(png::BitDepth),
-    #[error("raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}")]
+    #[error(
+        "raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}"
+    )]
     RawSize { width: u32, height: u32, expected: u64, actual: u64 },
 }
 

@@ -6,8 +6,8 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use toml::Spanned;
 use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 
 use super::WorldError;
 

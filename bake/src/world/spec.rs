@@ -357,9 +357,10 @@ impl WorldSpec {
                 (Some(true), Some([w, h])) if w == 0 || h == 0 => {
                     issue("floor.raw_size", format!("must be positive; got [{w}, {h}]"))?
                 }
-                (Some(false), Some(_)) => {
-                    issue("floor.raw_size", "is only used with raw (.r16/.raw) heightmaps; PNGs carry their size".into())?
-                }
+                (Some(false), Some(_)) => issue(
+                    "floor.raw_size",
+                    "is only used with raw (.r16/.raw) heightmaps; PNGs carry their size".into(),
+                )?,
                 _ => {}
             },
             _ => {}
