@@ -32,11 +32,9 @@ pub fn apply_stroke(vol: &mut DensityVolume, stroke: &BrushStroke, voxel_size: f
     let [nx, ny, nz] = vol.dims;
     let p = stroke.position;
     let r = stroke.radius;
-    let (Some((x0, x1)), Some((y0, y1)), Some((z0, z1))) = (
-        axis_range(p[0], r, voxel_size, nx),
-        axis_range(p[1], r, voxel_size, ny),
-        axis_range(p[2], r, voxel_size, nz),
-    ) else {
+    let (Some((x0, x1)), Some((y0, y1)), Some((z0, z1))) =
+        (axis_range(p[0], r, voxel_size, nx), axis_range(p[1], r, voxel_size, ny), axis_range(p[2], r, voxel_size, nz))
+    else {
         return;
     };
     vol.data.par_chunks_mut(nx * ny).enumerate().skip(z0).take(z1 - z0 + 1).for_each(|(z, slice)| {
@@ -98,7 +96,10 @@ mod tests {
                                 before
                             };
                             let got = f64::from(vol.get(x, y, z));
-                            assert!((got - expected).abs() < 1e-6, "{shape:?} {falloff:?} at {x},{y},{z}: {got} vs {expected}");
+                            assert!(
+                                (got - expected).abs() < 1e-6,
+                                "{shape:?} {falloff:?} at {x},{y},{z}: {got} vs {expected}"
+                            );
                         }
                     }
                 }

@@ -92,7 +92,8 @@ impl Fbm {
     pub fn get3(&self, p: [f64; 3]) -> f64 {
         let mut acc = 0.0;
         for o in &self.octaves {
-            let q = [p[0] * o.frequency + o.offset[0], p[1] * o.frequency + o.offset[1], p[2] * o.frequency + o.offset[2]];
+            let q =
+                [p[0] * o.frequency + o.offset[0], p[1] * o.frequency + o.offset[1], p[2] * o.frequency + o.offset[2]];
             let v = match &o.generator {
                 Generator::Perlin(g) => g.get(q),
                 Generator::Simplex(g) => g.get(q),

@@ -180,7 +180,9 @@ mod tests {
     /// A hand-made field: air everywhere except the boxes listed (inclusive bounds), solid 0.5.
     fn field(dims: [usize; 3], solid_boxes: &[[usize; 6]]) -> DensityVolume {
         DensityVolume::from_fn(dims, |x, y, z| {
-            let inside = solid_boxes.iter().any(|b| (b[0]..=b[3]).contains(&x) && (b[1]..=b[4]).contains(&y) && (b[2]..=b[5]).contains(&z));
+            let inside = solid_boxes
+                .iter()
+                .any(|b| (b[0]..=b[3]).contains(&x) && (b[1]..=b[4]).contains(&y) && (b[2]..=b[5]).contains(&z));
             if inside {
                 0.5
             } else {
@@ -195,21 +197,23 @@ mod tests {
         let vol0 = field(
             dims,
             &[
-                [0, 0, 0, 23, 19, 1],    // ground slab
-                [2, 2, 2, 3, 3, 10],     // arch: left pillar
-                [12, 2, 2, 13, 3, 10],   // right pillar
-                [2, 2, 10, 13, 3, 11],   // lintel joining them
-                [6, 10, 6, 9, 13, 9],    // floating blob
+                [0, 0, 0, 23, 19, 1],     // ground slab
+                [2, 2, 2, 3, 3, 10],      // arch: left pillar
+                [12, 2, 2, 13, 3, 10],    // right pillar
+                [2, 2, 10, 13, 3, 11],    // lintel joining them
+                [6, 10, 6, 9, 13, 9],     // floating blob
                 [18, 15, 12, 18, 15, 12], // single floating voxel
-                [6, 8, 3, 6, 8, 4],      // touches the blob only diagonally: also floating
+                [6, 8, 3, 6, 8, 4],       // a stalk hovering one voxel above the ground
+                [14, 4, 12, 14, 4, 12],   // touches the lintel only at a corner: not 6-connected
             ],
         );
         let mut vol = vol0.clone();
         let removed = remove_floaters(&mut vol, None);
-        assert_eq!(removed, 4 * 4 * 4 + 1 + 2);
+        assert_eq!(removed, 4 * 4 * 4 + 1 + 2 + 1);
         assert_eq!(vol.get(7, 11, 7), -0.5, "blob mirrored to air");
         assert_eq!(vol.get(18, 15, 12), -0.5);
         assert_eq!(vol.get(6, 8, 3), -0.5);
+        assert_eq!(vol.get(14, 4, 12), -0.5);
         assert_eq!(vol.get(8, 3, 11), 0.5, "arch lintel kept");
         assert_eq!(vol.get(5, 5, 5), -0.25, "air untouched");
         // Idempotent.

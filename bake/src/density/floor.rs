@@ -31,10 +31,7 @@ impl FloorMap {
     /// Per column, how many bottom samples lie strictly below the floor surface (`z·vs < h`).
     /// Those samples are ground: floater removal starts its flood fill from them.
     pub fn ground_layers(&self, nz: usize, voxel_size: f32) -> Vec<u32> {
-        self.heights
-            .iter()
-            .map(|&h| (0..nz).take_while(|&z| (z as f32) * voxel_size < h).count() as u32)
-            .collect()
+        self.heights.iter().map(|&h| (0..nz).take_while(|&z| (z as f32) * voxel_size < h).count() as u32).collect()
     }
 }
 

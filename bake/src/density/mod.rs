@@ -5,8 +5,9 @@
 //! 1. **Raw density** ([`DensityField`]), per sample at world height `zw = z · voxel_size` over a
 //!    column whose floor height is `h` (`h = 0` when `floor.kind = "none"`):
 //!    - `n` = the normalised noise (std 0.5 × `noise.amplitude`),
-//!    - `t = smoothstep(clamp((zw - h - fade_start) / fade, 0, 1))`, `n' = n·(1 - t) - t`
-//!      (fades to air, -1, above `h + fade_start + fade`, so the top of the world is open),
+//!    - `t = smoothstep(clamp((zw - h - fade_start) / fade, 0, 1))` (a step at `fade_start` when
+//!      `fade = 0`), `n' = n·(1 - t) - t` (fades to air, -1, above `h + fade_start + fade`, so
+//!      the top of the world is open),
 //!    - with a floor: `d = max(n', clamp((h - zw) / voxel_size, -1, 1))`, i.e. the union with
 //!      solid ground (density 1 a voxel or more below the floor, crossing 0 exactly at it),
 //!    - clipped to [-1, 1].
@@ -75,7 +76,9 @@ impl DensityVolume {
         assert!(stride >= 1, "DensityVolume::block: stride must be >= 1, got {stride}");
         let axis = |a: usize| -> Vec<usize> {
             let last = self.dims[a] as i64 - 1;
-            (0..dims[a]).map(|i| (i64::from(origin[a]) + i as i64 * i64::from(stride)).clamp(0, last) as usize).collect()
+            (0..dims[a])
+                .map(|i| (i64::from(origin[a]) + i as i64 * i64::from(stride)).clamp(0, last) as usize)
+                .collect()
         };
         let (xs, ys, zs) = (axis(0), axis(1), axis(2));
         let [nx, ny, _] = self.dims;
@@ -106,8 +109,13 @@ pub struct DensityField {
     voxel_size: f64,
     noise: NoiseSource,
     floor: Option<FloorMap>,
+    /// Per Y row of the floor: lowest and highest height (`[0, 0]` without a floor).
+    row_bounds: Vec<[f32; 2]>,
+    vs: f32,
+    inv_vs: f32,
     fade_start: f32,
-    fade: f32,
+    /// `1 / fade`, or `None` for a hard cut (`fade = 0`).
+    inv_fade: Option<f32>,
 }
 
 impl DensityField {
@@ -129,13 +137,26 @@ impl DensityField {
                 NoiseSource::Fbm(Fbm::new(&params, spec.seed, "density.fbm", 3))
             }
         };
+        let floor = floor_heights(world);
+        let row_bounds = match &floor {
+            None => vec![[0.0, 0.0]; dims[1]],
+            Some(f) => f
+                .heights
+                .chunks_exact(f.nx)
+                .map(|row| row.iter().fold([f32::INFINITY, f32::NEG_INFINITY], |[lo, hi], &h| [lo.min(h), hi.max(h)]))
+                .collect(),
+        };
+        let fade = spec.floor.fade as f32;
         DensityField {
             dims,
             voxel_size: vs,
             noise,
-            floor: floor_heights(world),
+            floor,
+            row_bounds,
+            vs: vs as f32,
+            inv_vs: (1.0 / vs) as f32,
             fade_start: spec.floor.fade_start as f32,
-            fade: spec.floor.fade as f32,
+            inv_fade: (fade > 0.0).then(|| 1.0 / fade),
         }
     }
 
@@ -144,41 +165,61 @@ impl DensityField {
         self.floor.as_ref()
     }
 
-    /// Noise → fade → floor union → clip, for one sample of noise value `n`.
-    #[inline]
-    fn combine(&self, n: f32, x: usize, y: usize, z: usize) -> f32 {
-        let vs = self.voxel_size as f32;
-        let zw = z as f32 * vs;
-        let h = self.floor.as_ref().map_or(0.0, |f| f.at(x, y));
+    /// Fade weight at height `zw` over floor `h`: 0 below `h + fade_start`, 1 from
+    /// `h + fade_start + fade` up, smoothstep between. Non-increasing in `h`.
+    #[inline(always)]
+    fn fade_weight(&self, zw: f32, h: f32) -> f32 {
         let above = zw - h - self.fade_start;
-        let t = if self.fade > 0.0 {
-            (above / self.fade).clamp(0.0, 1.0)
-        } else if above >= 0.0 {
-            1.0
-        } else {
-            0.0
+        let t = match self.inv_fade {
+            Some(k) => (above * k).clamp(0.0, 1.0),
+            None => f32::from(u8::from(above >= 0.0)),
         };
-        let t = t * t * (3.0 - 2.0 * t);
+        t * t * (3.0 - 2.0 * t)
+    }
+
+    /// Noise `n` → fade → floor union → clip, at height `zw` over floor `h`.
+    #[inline(always)]
+    fn combine(&self, n: f32, zw: f32, h: f32) -> f32 {
+        let t = self.fade_weight(zw, h);
         let mut d = n * (1.0 - t) - t;
         if self.floor.is_some() {
-            d = d.max(((h - zw) / vs).clamp(-1.0, 1.0));
+            d = d.max(((h - zw) * self.inv_vs).clamp(-1.0, 1.0));
         }
         d.clamp(-1.0, 1.0)
     }
 
+    /// Whether row `(y, z)` lies wholly above the fade or wholly a voxel or more below the floor.
+    /// There the result does not depend on the noise (it enters as `n · 0` or is outvoted by the
+    /// ground), so the noise need not be evaluated; both tests are monotonic in `h`, so checking
+    /// the row's extreme floor heights covers every sample of it.
+    fn noise_irrelevant(&self, y: usize, zw: f32) -> bool {
+        let [lo, hi] = self.row_bounds[y];
+        self.fade_weight(zw, hi) >= 1.0 || (self.floor.is_some() && (lo - zw) * self.inv_vs >= 1.0)
+    }
+
     /// Writes row `(y, z)` (length `nx`) of the raw density into `out`.
     pub fn fill_row(&self, y: usize, z: usize, out: &mut [f32]) {
-        match &self.noise {
-            NoiseSource::Sines(s) => s.fill_row(y, z, out),
-            NoiseSource::Fbm(f) => {
-                let vs = self.voxel_size;
-                for (x, o) in out.iter_mut().enumerate() {
-                    *o = f.get3([x as f64 * vs, y as f64 * vs, z as f64 * vs]) as f32;
+        let zw = z as f32 * self.vs;
+        if self.noise_irrelevant(y, zw) {
+            out.fill(0.0);
+        } else {
+            match &self.noise {
+                NoiseSource::Sines(s) => s.fill_row(y, z, out),
+                NoiseSource::Fbm(f) => {
+                    let vs = self.voxel_size;
+                    for (x, o) in out.iter_mut().enumerate() {
+                        *o = f.get3([x as f64 * vs, y as f64 * vs, z as f64 * vs]) as f32;
+                    }
                 }
             }
         }
-        for (x, o) in out.iter_mut().enumerate() {
-            *o = self.combine(*o, x, y, z);
+        match &self.floor {
+            Some(f) => {
+                for (o, &h) in out.iter_mut().zip(&f.heights[y * f.nx..][..f.nx]) {
+                    *o = self.combine(*o, zw, h);
+                }
+            }
+            None => out.iter_mut().for_each(|o| *o = self.combine(*o, zw, 0.0)),
         }
     }
 
@@ -189,7 +230,8 @@ impl DensityField {
             NoiseSource::Sines(s) => s.sample(x, y, z),
             NoiseSource::Fbm(f) => f.get3([x as f64 * vs, y as f64 * vs, z as f64 * vs]) as f32,
         };
-        self.combine(n, x, y, z)
+        let h = self.floor.as_ref().map_or(0.0, |f| f.at(x, y));
+        self.combine(n, z as f32 * self.vs, h)
     }
 
     /// The whole raw volume, rows in parallel.

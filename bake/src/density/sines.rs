@@ -51,12 +51,31 @@ pub fn sine_normalisation(terms: &[SineTerm], amplitude: f64) -> f64 {
     }
 }
 
+/// Samples per block of the X table. 32 accumulators stay in registers (eight SSE registers:
+/// enough independent add chains to hide the add latency) while the term loop runs, so a row
+/// costs one table read per term and sample and no accumulator memory traffic.
+const LANES: usize = 32;
+
+/// `Σ_t coef[t] · block[t][lane]` for one block, in term order. Returning the accumulators
+/// whole (never slicing them) keeps them in registers.
+#[inline(always)]
+fn block_sum(block: &[f32], coef: &[f32]) -> [f32; LANES] {
+    let mut acc = [0f32; LANES];
+    for (&c, lanes) in coef.iter().zip(block.chunks_exact(LANES)) {
+        for (a, &v) in acc.iter_mut().zip(lanes) {
+            *a += c * v;
+        }
+    }
+    acc
+}
+
 /// Tabulated sine-product noise over a `dims` grid of spacing `voxel_size`.
 #[derive(Clone, Debug)]
 pub struct SineProducts {
     dims: [usize; 3],
     count: usize,
-    /// `[t * nx + x]`: amplitude × normalisation × sin along X.
+    /// X factors (amplitude × normalisation × sin) laid out `[block][term][lane]`, with
+    /// `x = block * LANES + lane` (the last block padded), so a row streams through it in order.
     tx: Vec<f32>,
     /// `[y * count + t]`: sin along Y (term-contiguous so a row's coefficients are one pass).
     ty: Vec<f32>,
@@ -71,40 +90,59 @@ impl SineProducts {
         let count = terms.len();
         let [nx, ny, nz] = dims;
         let axis = |t: &SineTerm, a: usize, i: usize| (t.omega[a] * (i as f64 * voxel_size) + t.phase[a]).sin();
-        let mut tx = Vec::with_capacity(count * nx);
-        for t in &terms {
-            tx.extend((0..nx).map(|x| (norm * t.amplitude * axis(t, 0, x)) as f32));
+        let blocks = nx.div_ceil(LANES);
+        let mut tx = Vec::with_capacity(blocks * count * LANES);
+        for b in 0..blocks {
+            for t in &terms {
+                tx.extend((b * LANES..(b + 1) * LANES).map(|x| (norm * t.amplitude * axis(t, 0, x)) as f32));
+            }
         }
         let ty = (0..ny).flat_map(|y| terms.iter().map(move |t| axis(t, 1, y) as f32)).collect();
         let tz = (0..nz).flat_map(|z| terms.iter().map(move |t| axis(t, 2, z) as f32)).collect();
         SineProducts { dims, count, tx, ty, tz }
     }
 
-    /// Writes the noise for row `(y, z)` into `out` (length `nx`).
-    pub fn fill_row(&self, y: usize, z: usize, out: &mut [f32]) {
-        let nx = self.dims[0];
-        debug_assert_eq!(out.len(), nx);
-        let mut coef = [0f32; (MAX_OCTAVES * MAX_TERMS) as usize];
-        let coef = &mut coef[..self.count];
+    /// The per-term coefficients `sin_y · sin_z` of row `(y, z)`.
+    #[inline]
+    fn coefficients<'a>(
+        &self,
+        y: usize,
+        z: usize,
+        buf: &'a mut [f32; (MAX_OCTAVES * MAX_TERMS) as usize],
+    ) -> &'a [f32] {
         let (ty, tz) = (&self.ty[y * self.count..][..self.count], &self.tz[z * self.count..][..self.count]);
+        let coef = &mut buf[..self.count];
         for ((c, &a), &b) in coef.iter_mut().zip(ty).zip(tz) {
             *c = a * b;
         }
-        out.fill(0.0);
-        for (&c, table) in coef.iter().zip(self.tx.chunks_exact(nx)) {
-            for (o, &s) in out.iter_mut().zip(table) {
-                *o += c * s;
+        coef
+    }
+
+    /// Writes the noise for row `(y, z)` into `out` (length `nx`).
+    pub fn fill_row(&self, y: usize, z: usize, out: &mut [f32]) {
+        debug_assert_eq!(out.len(), self.dims[0]);
+        let mut buf = [0f32; (MAX_OCTAVES * MAX_TERMS) as usize];
+        let coef = self.coefficients(y, z, &mut buf);
+        // One table block per LANES samples; the last block is padded when nx is not a multiple.
+        for (block, dst) in self.tx.chunks_exact(self.count * LANES).zip(out.chunks_mut(LANES)) {
+            if dst.len() == LANES {
+                dst.copy_from_slice(&block_sum(block, coef));
+            } else {
+                let acc = block_sum(block, coef);
+                dst.copy_from_slice(&acc[..dst.len()]);
             }
         }
     }
 
-    /// The noise at one sample, bit-identical to [`fill_row`](Self::fill_row)'s value there.
+    /// The noise at one sample, bit-identical to [`fill_row`](Self::fill_row)'s value there
+    /// (same products, summed in the same term order).
     pub fn sample(&self, x: usize, y: usize, z: usize) -> f32 {
-        let nx = self.dims[0];
+        let mut buf = [0f32; (MAX_OCTAVES * MAX_TERMS) as usize];
+        let coef = self.coefficients(y, z, &mut buf);
+        let block = &self.tx[(x / LANES) * self.count * LANES..][..self.count * LANES];
         let mut acc = 0f32;
-        for t in 0..self.count {
-            let c = self.ty[y * self.count + t] * self.tz[z * self.count + t];
-            acc += c * self.tx[t * nx + x];
+        for (&c, lanes) in coef.iter().zip(block.chunks_exact(LANES)) {
+            acc += c * lanes[x % LANES];
         }
         acc
     }

@@ -57,7 +57,7 @@ fn values_are_clipped_and_both_phases_occur() {
     );
     let v = DensityField::new(&loud).volume();
     assert!(v.data.iter().all(|d| (-1.0..=1.0).contains(d)));
-    assert!(v.data.iter().any(|&d| d == 1.0) && v.data.iter().any(|&d| d == -1.0));
+    assert!(v.data.contains(&1.0) && v.data.contains(&-1.0));
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn block_reads_with_stride_and_clamps_the_halo() {
     let s = v.block([0, 0, 0], [4, 3, 3], 2);
     assert_eq!(s.at(1, 1, 1), 2.0 + 20.0 + 200.0);
     assert_eq!(s.at(3, 2, 2), 5.0 + 40.0 + 300.0); // 6, 4, 4 clamped
-    // Matches DensityBlock::from_fn with clamping.
+                                                   // Matches DensityBlock::from_fn with clamping.
     let expect = DensityBlock::from_fn([3, -2, 1], [5, 4, 3], 2, |x, y, z| {
         v.get(x.clamp(0, 5) as usize, y.clamp(0, 4) as usize, z.clamp(0, 3) as usize)
     });

@@ -107,7 +107,7 @@ struct BrushFileOut<'a> {
 /// Parses a brush file's text; errors name `file`, the stroke (`stroke[2].radius`) and its line.
 pub fn parse_brushes(text: &str, file: &Path) -> Result<Vec<BrushStroke>, WorldError> {
     let src = SourceDoc::new(file, text);
-    let parsed: BrushFile = toml::from_str(text).map_err(|e| src.from_toml_error(&e))?;
+    let parsed: BrushFile = toml::from_str(text).map_err(|e| src.error_from_toml(&e))?;
     let mut strokes = Vec::new();
     for (i, entry) in parsed.stroke.iter().enumerate() {
         let key = |k: &str| format!("stroke[{i}].{k}");
@@ -192,7 +192,8 @@ mod tests {
 
     #[test]
     fn sweeps_expand_evenly_and_end_exactly() {
-        let s = parse("[[stroke]]\nradius = 1\nweight = -1\nposition = [0, 0, 0]\nto = [2, 0, 0]\nspacing = 0.3\n").unwrap();
+        let s = parse("[[stroke]]\nradius = 1\nweight = -1\nposition = [0, 0, 0]\nto = [2, 0, 0]\nspacing = 0.3\n")
+            .unwrap();
         assert_eq!(s.len(), 8); // ceil(2 / 0.3) = 7 steps, 8 strokes
         assert_eq!(s[0].position, [0.0, 0.0, 0.0]);
         assert_eq!(s[7].position, [2.0, 0.0, 0.0]);
@@ -208,10 +209,12 @@ mod tests {
         let msg = parse(text).unwrap_err().to_string();
         assert_eq!(msg, "b.toml:7:10: stroke[1].radius: must be a positive number of world units; got -2");
 
-        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nshape = 'cone'\n").unwrap_err().to_string();
+        let msg =
+            parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nshape = 'cone'\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:5:9: stroke[0].shape: unknown variant `cone`"), "{msg}");
 
-        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\ncolour = 3\n").unwrap_err().to_string();
+        let msg =
+            parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\ncolour = 3\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:5:1: stroke[0].colour: unknown field `colour`"), "{msg}");
 
         let msg = parse("[[stroke]]\nradius = 1\nposition = [0,0,0]\n").unwrap_err().to_string();
@@ -220,7 +223,8 @@ mod tests {
         let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0]\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:4:12: stroke[0].position: invalid length 2"), "{msg}");
 
-        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nspacing = 1\n").unwrap_err().to_string();
+        let msg =
+            parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nspacing = 1\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:5:11: stroke[0].spacing: is only used together with `to`"), "{msg}");
 
         let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nto = [1e9,0,0]\nspacing = 1e-3\n")

@@ -18,7 +18,9 @@ pub enum HeightmapError {
     NotGrayscale(png::ColorType),
     #[error("PNG grayscale must be 8- or 16-bit; got {0:?}")]
     BitDepth(png::BitDepth),
-    #[error("raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}")]
+    #[error(
+        "raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}"
+    )]
     RawSize { width: u32, height: u32, expected: u64, actual: u64 },
 }
 
@@ -72,9 +74,12 @@ impl Heightmap {
     }
 
     /// Bilinear height in `[0, 1]` at `u` (0 = west/-X edge, 1 = east) and `v` (0 = south/-Y
-    /// edge, 1 = north); coordinates outside are clamped to the edge.
+    /// edge, 1 = north); coordinates outside are clamped to the edge. An empty map reads 0.
     pub fn sample(&self, u: f64, v: f64) -> f64 {
         let (w, h) = (self.width as usize, self.height as usize);
+        if w == 0 || h == 0 || self.samples.len() < w * h {
+            return 0.0;
+        }
         let fx = u.clamp(0.0, 1.0) * (w - 1) as f64;
         // Row 0 is north (v = 1).
         let fy = (1.0 - v.clamp(0.0, 1.0)) * (h - 1) as f64;

@@ -78,7 +78,7 @@ impl World {
     /// resolved against `base_dir`.
     pub fn from_str(text: &str, path_for_messages: &Path, base_dir: &Path) -> Result<World, WorldError> {
         let src = SourceDoc::new(path_for_messages, text);
-        let mut spec: WorldSpec = toml::from_str(text).map_err(|e| src.from_toml_error(&e))?;
+        let mut spec: WorldSpec = toml::from_str(text).map_err(|e| src.error_from_toml(&e))?;
         spec.resolve_defaults();
         spec.validate().map_err(|SpecIssue { key, message }| src.error_at_key(&key, message))?;
 

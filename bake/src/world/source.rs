@@ -6,8 +6,8 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use toml::Spanned;
 use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 
 use super::WorldError;
 
@@ -92,10 +92,11 @@ impl<'a> SourceDoc<'a> {
 
     /// Converts a `toml` parse/deserialise error into a one-line diagnostic naming the key path
     /// that contains the error's span.
-    pub fn from_toml_error(&self, err: &toml::de::Error) -> WorldError {
+    pub fn error_from_toml(&self, err: &toml::de::Error) -> WorldError {
         let span = err.span().unwrap_or(0..0);
         let mut path = self.doc.as_ref().map(|d| path_at(d.get_ref(), &span)).unwrap_or_default();
-        let message = err.message().trim().to_owned();
+        // Diagnostics are one line each.
+        let message = err.message().split_whitespace().collect::<Vec<_>>().join(" ");
         // serde reports a missing field at the enclosing table; name the field itself.
         if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
             path.push(Segment::Key(field.to_owned()));

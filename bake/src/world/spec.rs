@@ -94,7 +94,7 @@ impl Default for NoiseSpec {
         NoiseSpec {
             kind: NoiseKind::default(),
             octaves: 5,
-            frequency: 0.25,
+            frequency: 0.15,
             lacunarity: None,
             gain: 0.5,
             terms: 12,
@@ -364,9 +364,10 @@ impl WorldSpec {
                 (Some(true), Some([w, h])) if w == 0 || h == 0 => {
                     issue("floor.raw_size", format!("must be positive; got [{w}, {h}]"))?
                 }
-                (Some(false), Some(_)) => {
-                    issue("floor.raw_size", "is only used with raw (.r16/.raw) heightmaps; PNGs carry their size".into())?
-                }
+                (Some(false), Some(_)) => issue(
+                    "floor.raw_size",
+                    "is only used with raw (.r16/.raw) heightmaps; PNGs carry their size".into(),
+                )?,
                 _ => {}
             },
             _ => {}
