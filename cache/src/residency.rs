@@ -90,7 +90,7 @@ impl<K: Copy> Builds<K> {
 
 struct Entry {
     bytes: u64,
-    /// The last frame this item was visible or named as a prefetch candidate (or built).
+    /// When this item was last visible, named as a prefetch candidate, or built: see [`Residency::stamp`].
     last_used: u64,
 }
 
@@ -161,7 +161,7 @@ impl<K: Ord + Copy> Residency<K> {
     /// again is never rebuilt.
     pub fn begin_frame(&mut self, visible: &[K], prefetch: &[K]) {
         self.frame += 1;
-        let now = self.frame;
+        let now = self.stamp(false);
         let mut wanted = BTreeSet::new();
         let mut next_visible = BTreeSet::new();
         self.visible_to_build.clear();
@@ -257,7 +257,8 @@ impl<K: Ord + Copy> Residency<K> {
             return;
         }
         self.resident_bytes += bytes;
-        self.built.insert(key, Entry { bytes, last_used: self.frame });
+        let now = self.stamp(true);
+        self.built.insert(key, Entry { bytes, last_used: now });
         if let Some(i) = self.visible_to_build.iter().position(|&k| k == key) {
             self.visible_to_build.remove(i);
             self.visible.insert(key);
@@ -267,8 +268,16 @@ impl<K: Ord + Copy> Residency<K> {
                 self.cache_to_build.remove(i);
                 self.prefetch_builds += 1;
             }
-            self.lru.insert((self.frame, key));
+            self.lru.insert((now, key));
         }
+    }
+
+    /// The LRU stamp of the current frame. Builds count as later than the frame's
+    /// [`Residency::begin_frame`] touches, so an item built this frame is evicted after everything
+    /// else cached, never before a cached item that was merely named again: otherwise a prefetch
+    /// build could be evicted in the very frame it was uploaded.
+    fn stamp(&self, build: bool) -> u64 {
+        2 * self.frame + u64::from(build)
     }
 
     /// Forgets a built item (the caller freed it for its own reasons) and returns its bytes. It stays

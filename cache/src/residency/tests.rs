@@ -206,3 +206,16 @@ fn invariants_hold_over_a_random_walk() {
     assert!(r.peak_resident_bytes() <= budget);
     assert!(r.stats().evictions > 100 && r.stats().prefetch_builds > 10, "{:?}", r.stats());
 }
+
+#[test]
+fn a_prefetch_build_is_never_evicted_in_the_frame_it_was_built() {
+    // Sizes: 1→11, 5→15, 6→16. Budget 40: 5 and 6 cached (31), then prefetch 1 (11) overflows.
+    let mut r = Residency::new(40);
+    frame(&mut r, &[5, 6], &[]);
+    // 5 and 6 are touched as prefetch candidates in the same frame 1 is built; 1 has the smallest
+    // key, yet it is the newest and must stay: evicting it would undo this frame's upload.
+    let (b, ev) = frame(&mut r, &[], &[5, 6, 1]);
+    assert_eq!(keys(&b), vec![1]);
+    assert_eq!(ev, vec![5]);
+    assert!(r.is_built(1));
+}
