@@ -1,7 +1,7 @@
 //! Level-of-detail selection over the manifest's tile quadtree: frustum culling, screen-space
 //! error, and the prefetch candidates around the selected cut.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use glam::{Mat4, Vec3, Vec4};
@@ -250,14 +250,21 @@ pub(crate) fn select(tree: &Quadtree, cam: &LodCamera, max_error_px: f32, budget
 
 /// Coarse first (the fallbacks), then nearest, then by key.
 pub(crate) fn sort_by_priority(tree: &Quadtree, cam: &LodCamera, keys: &mut [TileKey]) {
-    let dist = |k: TileKey| tree.node(k).map_or(f32::INFINITY, |n| cam.distance(n));
-    keys.sort_by(|a, b| b.level.cmp(&a.level).then_with(|| dist(*a).total_cmp(&dist(*b))).then_with(|| a.cmp(b)));
+    // Cached keys: one node lookup and distance per tile instead of two per comparison.
+    keys.sort_by_cached_key(|&k| (Reverse(k.level), distance_key(tree, cam, k), k));
 }
 
 /// Sorts front to back (nearest box first, ties by key): the order that lets the depth test reject most.
 pub(crate) fn sort_front_to_back(tree: &Quadtree, cam: &LodCamera, keys: &mut [TileKey]) {
-    let dist = |k: TileKey| tree.node(k).map_or(f32::INFINITY, |n| cam.distance(n));
-    keys.sort_by(|a, b| dist(*a).total_cmp(&dist(*b)).then_with(|| a.cmp(b)));
+    keys.sort_by_cached_key(|&k| (distance_key(tree, cam, k), k));
+}
+
+/// The eye's distance to a tile as an integer that orders like `f32::total_cmp` (unknown tiles last).
+fn distance_key(tree: &Quadtree, cam: &LodCamera, key: TileKey) -> i32 {
+    let d = tree.node(key).map_or(f32::INFINITY, |n| cam.distance(n));
+    let bits = d.to_bits() as i32;
+    // Flipping the magnitude bits of negative values makes the two's-complement order the total order.
+    bits ^ (((bits >> 31) as u32) >> 1) as i32
 }
 
 /// Prefetch candidates, in priority order, none of them in `cut`: after the planet text, the
@@ -265,13 +272,11 @@ pub(crate) fn sort_front_to_back(tree: &Quadtree, cam: &LodCamera, keys: &mut [T
 /// closer) and its neighbours (needed when it moves sideways); then the cut the camera would need
 /// `LOOKAHEAD_SECONDS` ahead along its velocity (`predicted`), which the text lists as its next step.
 pub(crate) fn prefetch(tree: &Quadtree, cam: &LodCamera, cut: &[TileKey], predicted: &[TileKey]) -> Vec<TileKey> {
-    let dist = |k: TileKey| tree.node(k).map_or(f32::INFINITY, |n| cam.distance(n));
-    let Some(&nearest) = cut.iter().min_by(|a, b| a.level.cmp(&b.level).then_with(|| dist(**a).total_cmp(&dist(**b))).then_with(|| a.cmp(b)))
-    else {
+    let Some(nearest) = cut.iter().copied().min_by_key(|&k| (k.level, distance_key(tree, cam, k), k)) else {
         return Vec::new();
     };
     let by_distance = |mut keys: Vec<TileKey>| {
-        keys.sort_by(|a, b| dist(*a).total_cmp(&dist(*b)).then_with(|| a.cmp(b)));
+        sort_front_to_back(tree, cam, &mut keys);
         keys
     };
     let children = by_distance(tree.children(nearest).collect());

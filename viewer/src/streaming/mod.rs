@@ -384,6 +384,11 @@ impl Streamer {
         s.visible_to_build == s.deferred_over_budget
     }
 
+    /// The tiles that failed to load, with the problem (`path: problem`), in key order.
+    pub fn failures(&self) -> impl Iterator<Item = (TileKey, &str)> + '_ {
+        self.failed.iter().map(|(&k, p)| (k, p.as_str()))
+    }
+
     /// Test hook: never load `key` again, and free it if resident, so its nearest ancestor is drawn.
     pub fn withhold(&mut self, key: TileKey) {
         self.withheld.insert(key);

@@ -222,6 +222,8 @@ fn bad_tile_packs_are_reported_once_and_their_parent_is_drawn() {
     assert!(errors[2].contains("L0_1_1.kpack") && errors[2].contains("content hash"), "{}", errors[2]);
     assert!(errors[3].contains("L1_1_0.kpack") && errors[3].contains("not tile L1 (1,0)"), "{}", errors[3]);
     assert_eq!(s.stats().failed, 4);
+    let failed: Vec<TileKey> = s.failures().map(|(k, _)| k).collect();
+    assert_eq!(failed, vec![key(0, 0, 1), key(0, 1, 0), key(0, 1, 1), key(1, 1, 0)]);
     // L1 (0,0) stands in for its three bad children (and covers the sound one); the bad L1 (1,0)
     // falls back to the root, which then covers everything.
     assert_eq!(plan.draw, vec![key(2, 0, 0)]);
