@@ -14,7 +14,7 @@ fn main() {
         }
     };
     let out = std::env::temp_dir().join(format!("kiln-bake-bench-{}", std::process::id()));
-    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.clone(), jobs: None, quiet: true };
+    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.clone(), jobs: None, quiet: true, cache: None, explain: false };
     let clock = Instant::now();
     let report = match kiln_bake::pipeline::bake(&world, &opts) {
         Ok(r) => r,

@@ -33,7 +33,7 @@ pub fn tiny_bake() -> &'static Path {
     DIR.get_or_init(|| {
         let out = scratch("tiny-shared");
         let world = repo_root().join("worlds/tiny.toml");
-        assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]), 0);
+        assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--no-cache"]), 0);
         out.join("tiny")
     })
 }

@@ -51,7 +51,7 @@ fn bad_world_files_fail_cleanly_naming_file_and_key() {
     let world = dir.join("bad.toml");
     fs::write(&world, "name = \"bad\"\n[volume]\nsize = [64, 64, -32]\n").unwrap();
     let out = dir.join("out");
-    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]), 2);
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--no-cache"]), 2);
     assert!(!out.join("bad").exists(), "no output for a failed bake");
     let err = kiln_bake::world::load_world(&world).unwrap_err().to_string();
     assert!(err.contains("bad.toml") && err.contains(":3"), "{err}");
@@ -62,20 +62,20 @@ fn a_failed_bake_leaves_the_previous_bake_untouched() {
     let dir = scratch("no-partial");
     let out = dir.join("out");
     let world = repo_root().join("worlds/tiny.toml");
-    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]), 0);
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--no-cache"]), 0);
     let before = fs::read(out.join("tiny/manifest.kpack")).unwrap();
     // Same world name, but a malformed file: fails before anything is written.
     let text = fs::read_to_string(&world).unwrap();
     let broken = dir.join("tiny.toml");
     fs::write(&broken, format!("{text}\nthis is not toml\n")).unwrap();
-    assert_eq!(kiln(&["bake", broken.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]), 2);
+    assert_eq!(kiln(&["bake", broken.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--no-cache"]), 2);
     assert_eq!(fs::read(out.join("tiny/manifest.kpack")).unwrap(), before);
     let leftovers: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
     // An output root that is a file: a clear error naming it.
     let file = dir.join("a-file");
     fs::write(&file, b"x").unwrap();
-    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", file.to_str().unwrap(), "--quiet"]), 2);
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", file.to_str().unwrap(), "--quiet", "--no-cache"]), 2);
 }
 
 #[test]

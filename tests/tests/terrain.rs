@@ -28,8 +28,8 @@ fn bakes_are_byte_identical_across_thread_counts() {
     let world = repo_root().join("worlds/tiny.toml");
     let a = scratch("jobs1");
     let b = scratch("jobs2");
-    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", a.to_str().unwrap(), "--jobs", "1", "--quiet"]), 0);
-    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", b.to_str().unwrap(), "--jobs", "2", "--quiet"]), 0);
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", a.to_str().unwrap(), "--jobs", "1", "--quiet", "--no-cache"]), 0);
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", b.to_str().unwrap(), "--jobs", "2", "--quiet", "--no-cache"]), 0);
     let (fa, fb) = (all_files(&a.join("tiny")), all_files(&b.join("tiny")));
     assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
     for (k, v) in &fa {

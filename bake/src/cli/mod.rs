@@ -51,9 +51,26 @@ enum Command {
         /// Worker threads (default: all cores). The output is identical for any value.
         #[arg(long)]
         jobs: Option<usize>,
-        /// No progress bars (they are also hidden when stderr is not a terminal).
+        /// No progress bars or report (progress bars are also hidden when stderr is not a terminal).
         #[arg(long, short)]
         quiet: bool,
+        /// Stage cache directory (default: $KILN_CACHE, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln).
+        #[arg(long, conflicts_with = "no_cache")]
+        cache: Option<PathBuf>,
+        /// Bake without the stage cache.
+        #[arg(long)]
+        no_cache: bool,
+        /// Say why each recomputed item missed the cache.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Inspect or trim the stage cache.
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+        /// Cache directory (default: $KILN_CACHE, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln).
+        #[arg(long, global = true)]
+        cache: Option<PathBuf>,
     },
     /// Describe packs: sections, codecs, sizes, checksums, versions and contents.
     Inspect {
@@ -116,6 +133,41 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum CacheCommand {
+    /// Entry count and size.
+    Stats,
+    /// Remove least-recently-used entries until the cache holds at most SIZE (e.g. 500M, 2G, 1048576).
+    Gc {
+        #[arg(long, value_parser = parse_size)]
+        max_size: u64,
+    },
+}
+
+/// Parses a byte size with an optional K/M/G/T suffix (powers of 1024; a trailing B or iB is allowed).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => return Err(format!("{s:?}: unknown size suffix {c:?} (use K, M, G or T)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a size (e.g. 500M, 2G, 1048576)"))?;
+    if !(n >= 0.0 && n.is_finite()) {
+        return Err(format!("{s:?} is not a size"));
+    }
+    Ok((n * mult as f64) as u64)
+}
+
 fn parse_pair(s: &str) -> Result<(u32, u32), String> {
     let (a, b) = s.split_once(',').ok_or_else(|| format!("expected X,Y, got {s:?}"))?;
     let p = |v: &str| v.trim().parse::<u32>().map_err(|e| format!("{v:?}: {e}"));
@@ -137,7 +189,12 @@ where
         }
     };
     let result = match args.command {
-        Command::Bake { world, out, jobs, quiet } => run_bake(&world, out, jobs, quiet).map(|()| 0),
+        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain } => {
+            let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
+            let opts = crate::pipeline::BakeOptions { out_root: out, jobs, quiet, cache, explain };
+            run_bake(&world, &opts).map(|()| 0)
+        }
+        Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json).map(|()| 0),
         Command::Verify { path } => verify::run(&path),
         Command::Diff { a, b, tolerances, distance, field_max, field_rms, ignore_metadata, json } => (|| {
@@ -174,25 +231,58 @@ where
     }
 }
 
-fn run_bake(world_path: &Path, out: PathBuf, jobs: Option<usize>, quiet: bool) -> Result<(), CliError> {
-    let world = crate::world::load_world(world_path)?;
-    let opts = crate::pipeline::BakeOptions { out_root: out, jobs, quiet };
-    let clock = std::time::Instant::now();
-    let report = crate::pipeline::bake(&world, &opts)?;
-    let wall = clock.elapsed().as_secs_f64();
-    if !quiet {
-        eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());
-        for s in &report.stages {
-            eprintln!("  {:<10} {:>8.3} s  {}", s.name, s.seconds, s.detail);
+fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
+    let store = kiln_cache::store::Store::open(&dir).map_err(|e| CliError::Failed(e.to_string()))?;
+    let mib = |b: u64| b as f64 / 1048576.0;
+    match command {
+        CacheCommand::Stats => {
+            let s = store.stats().map_err(|e| CliError::Failed(e.to_string()))?;
+            println!("{}: {} entries, {:.1} MiB", dir.display(), s.entries, mib(s.bytes));
         }
-        eprintln!(
-            "  {:<10} {:>8.3} s  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
-            "total",
-            wall,
-            report.tiles,
-            report.voxels as f64 / wall / 1e6,
-            crate::peak_memory().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))
-        );
+        CacheCommand::Gc { max_size } => {
+            let r = store.gc(max_size).map_err(|e| CliError::Failed(e.to_string()))?;
+            println!(
+                "{}: removed {} entries ({:.1} MiB); {} entries, {:.1} MiB kept",
+                dir.display(),
+                r.removed,
+                mib(r.freed_bytes),
+                r.kept.entries,
+                mib(r.kept.bytes)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions) -> Result<(), CliError> {
+    let world = crate::world::load_world(world_path)?;
+    let clock = std::time::Instant::now();
+    let report = crate::pipeline::bake(&world, opts)?;
+    let wall = clock.elapsed().as_secs_f64();
+    for w in &report.cache_warnings {
+        eprintln!("kiln: warning: {w}");
+    }
+    if opts.quiet {
+        return Ok(());
+    }
+    eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());
+    for s in &report.stages {
+        eprintln!("  {:<10} {:>8.3} s  {}", s.name, s.seconds, s.detail);
+    }
+    eprintln!(
+        "  {:<10} {:>8.3} s  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
+        "total",
+        wall,
+        report.tiles,
+        report.voxels as f64 / wall / 1e6,
+        crate::peak_memory().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))
+    );
+    if opts.cache.is_some() {
+        let t: Vec<String> = report.tallies.iter().map(|(s, t)| format!("{s} {} cached / {} computed", t.cached, t.computed)).collect();
+        eprintln!("  cache      {}", if t.is_empty() { "nothing looked up".into() } else { t.join(", ") });
+    }
+    for e in &report.explanations {
+        eprintln!("  explain    {e}");
     }
     Ok(())
 }

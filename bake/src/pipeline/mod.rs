@@ -4,28 +4,43 @@
 //! collected in (level, y, x) order, and nothing depends on the thread count, so the output bytes are
 //! the same for any `--jobs`.
 
+mod inputs;
 mod lod;
 mod output;
 mod skirts;
+mod stage_cache;
 mod tile;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kiln_cache::store::Store;
 use kiln_formats::sections::{EmbeddedFiles, Manifest, PackInfo, PackKind, TileNode};
 use kiln_formats::PackBuilder;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
+use inputs::{density_hash, settings_hash, tile_input_hashes, TileInputHashes};
 pub use lod::{TileId, Tiling};
 use output::Staging;
-use tile::{bake_tile, BakedTile, TileInputs, TileTimings};
+pub use stage_cache::{StageCache, StageInputs, Tally};
+use tile::{assemble_pack, bake_geometry, BakedTile, GeometryInputs, PackContext, TileGeometry, TileTimings};
 
 use crate::ao::OccupancyField;
 use crate::cli::CliError;
+use crate::density::DensityVolume;
 use crate::mc::IsoMesh;
 use crate::world::World;
+
+/// Versions of each stage's algorithm: bump one when its output for the same inputs changes, so
+/// stale cache entries are never used.
+mod stage_version {
+    pub const DENSITY: u32 = 1;
+    pub const TILE_INPUTS: u32 = 1;
+    pub const GEOMETRY: u32 = 1;
+    pub const PACK: u32 = 1;
+}
 
 /// How to run a bake.
 #[derive(Clone, Debug)]
@@ -36,6 +51,10 @@ pub struct BakeOptions {
     pub jobs: Option<usize>,
     /// No progress bars.
     pub quiet: bool,
+    /// The stage cache's directory; `None` bakes without a cache.
+    pub cache: Option<PathBuf>,
+    /// Record and report why each recomputed item missed the cache.
+    pub explain: bool,
 }
 
 /// Wall time and work of one stage.
@@ -51,6 +70,14 @@ pub struct StageTiming {
 pub struct BakeReport {
     pub out_dir: PathBuf,
     pub stages: Vec<StageTiming>,
+    /// Per cached stage: items taken from the cache and items computed.
+    pub tallies: Vec<(&'static str, Tally)>,
+    /// `--explain`: why each computed item missed the cache.
+    pub explanations: Vec<String>,
+    /// Problems with the cache (the bake went on without it).
+    pub cache_warnings: Vec<String>,
+    /// False when the output directory already held exactly these packs and was left untouched.
+    pub wrote_output: bool,
     pub tiles: usize,
     pub vertices: u64,
     pub triangles: u64,
@@ -82,59 +109,182 @@ fn bar(opts: &BakeOptions, len: u64, stage: &str) -> ProgressBar {
     pb
 }
 
+/// The density volume and its occupancy field, computed (or loaded) only when some stage needs them.
+struct Volume {
+    density: DensityVolume,
+    occupancy: OccupancyField,
+}
+
+/// Everything about the world that every stage shares.
+struct Plan<'a> {
+    world: &'a World,
+    tiling: Tiling,
+    tiles: Vec<TileId>,
+    world_hash: u64,
+    density_inputs: StageInputs,
+    ao_hash: u128,
+}
+
+impl Plan<'_> {
+    fn name(&self) -> &str {
+        &self.world.spec.name
+    }
+    fn failed(&self, what: impl std::fmt::Display) -> CliError {
+        CliError::Failed(format!("{}: {what}", self.name()))
+    }
+
+    fn tile_inputs_key(&self) -> StageInputs {
+        StageInputs::new("tile-inputs", stage_version::TILE_INPUTS)
+            .with("density", self.density_inputs.key().0)
+            .with("tiling", settings_hash(&(self.tiling.tile_voxels, self.tiling.tiles)))
+            .with("ao reach", settings_hash(&self.world.spec.ao.radius_voxels.to_bits()))
+    }
+
+    fn geometry_inputs(&self, id: TileId, h: TileInputHashes) -> StageInputs {
+        StageInputs::new("geometry", stage_version::GEOMETRY)
+            .with("tile", settings_hash(&(id.level, id.x, id.y, self.tiling.tile_voxels, self.tiling.voxel_size.to_bits())))
+            .with("density", h.density)
+            .with("occupancy", h.occupancy)
+            .with("ao settings", self.ao_hash)
+    }
+
+    fn pack_inputs(&self, geometry: &StageInputs) -> StageInputs {
+        StageInputs::new("pack", stage_version::PACK)
+            .with("geometry", geometry.key().0)
+            .with("world", self.world_hash as u128)
+            .with("writer", settings_hash(&writer_version()))
+    }
+
+    fn volume(&self, cache: &StageCache) -> Result<Volume, CliError> {
+        let dims = self.world.dims();
+        let expected = dims[0] * dims[1] * dims[2] * 4;
+        let density = match cache.lookup("volume", &self.density_inputs).filter(|b| b.len() == expected) {
+            Some(bytes) => DensityVolume { dims, data: bytemuck::pod_collect_to_vec(&bytes) },
+            None => {
+                let v = crate::density::generate(self.world);
+                cache.computed("volume", &self.density_inputs, bytemuck::cast_slice(&v.data));
+                v
+            }
+        };
+        let occupancy = OccupancyField::from_densities(dims, &density.data).map_err(|e| self.failed(format_args!("occupancy: {e}")))?;
+        Ok(Volume { density, occupancy })
+    }
+}
+
 fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliError> {
     let spec = &world.spec;
     let dims = world.dims();
     let voxel_size = spec.volume.voxel_size as f32;
     let tiling = Tiling::new(dims, spec.volume.tile_size, voxel_size);
-    let world_hash = world_hash(world);
-    let dest = opts.out_root.join(&spec.name);
-    let staging = Staging::new(&dest)?;
+    let store = match &opts.cache {
+        Some(dir) => Some(Store::open(dir).map_err(|e| CliError::Failed(e.to_string()))?),
+        None => None,
+    };
+    let cache = StageCache::new(store, &spec.name, opts.explain);
+    let plan = Plan {
+        world,
+        tiling,
+        tiles: tiling.all_tiles(),
+        world_hash: world_hash(world),
+        density_inputs: StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(world)),
+        ao_hash: settings_hash(&spec.ao),
+    };
     let mut stages = Vec::new();
     let voxels = (dims[0] * dims[1] * dims[2]) as u64;
+    let mut volume: Option<Volume> = None;
 
+    // Per-tile input hashes, cached per density volume so an unchanged world never loads it.
     let clock = Instant::now();
-    let volume = crate::density::generate(world);
-    let secs = clock.elapsed().as_secs_f64();
-    stages.push(StageTiming { name: "density", seconds: secs, detail: format!("{:.0} Mvoxels/s (noise, floor, brushes, floaters)", voxels as f64 / secs / 1e6) });
-
-    let clock = Instant::now();
-    let occupancy = OccupancyField::from_densities(dims, &volume.data).map_err(|e| CliError::Failed(format!("{}: occupancy: {e}", spec.name)))?;
-    stages.push(StageTiming { name: "occupancy", seconds: clock.elapsed().as_secs_f64(), detail: "solid bits + distance field for AO".into() });
-
-    let clock = Instant::now();
-    let inputs = TileInputs {
-        world_name: &spec.name,
-        world_hash,
-        tiling,
-        volume: &volume,
-        occupancy: &occupancy,
-        ao: &spec.ao,
-        writer_version: writer_version(),
+    let tile_inputs_key = plan.tile_inputs_key();
+    let expected = plan.tiles.len() * TileInputHashes::BYTES;
+    let hashes: Vec<TileInputHashes> = match cache.lookup("all tiles", &tile_inputs_key).filter(|b| b.len() == expected) {
+        Some(bytes) => bytes.chunks_exact(TileInputHashes::BYTES).map(TileInputHashes::from_bytes).collect(),
+        None => {
+            let v = plan.volume(&cache)?;
+            let reach = spec.ao.radius_voxels + spec.ao.start_offset_voxels;
+            let h = tile_input_hashes(&v.density, &tiling, &plan.tiles, reach);
+            volume = Some(v);
+            let bytes: Vec<u8> = h.iter().flat_map(|x| x.to_bytes()).collect();
+            cache.computed("all tiles", &tile_inputs_key, &bytes);
+            h
+        }
     };
-    let ids = tiling.all_tiles();
-    let pb = bar(opts, ids.len() as u64, "tiles");
-    let results: Vec<(BakedTile, TileTimings)> = ids
+    stages.push(StageTiming {
+        name: "density",
+        seconds: clock.elapsed().as_secs_f64(),
+        detail: if volume.is_some() { format!("{voxels} voxels: noise, floor, brushes, floaters; input hashes") } else { "unchanged (cached)".into() },
+    });
+
+    // Packs whose inputs are all unchanged come straight from the cache.
+    let clock = Instant::now();
+    let geometry_keys: Vec<StageInputs> = plan.tiles.iter().zip(&hashes).map(|(&id, &h)| plan.geometry_inputs(id, h)).collect();
+    let pack_keys: Vec<StageInputs> = geometry_keys.iter().map(|g| plan.pack_inputs(g)).collect();
+    let mut packs: Vec<Option<BakedTile>> = plan
+        .tiles
         .par_iter()
-        .map_init(IsoMesh::default, |scratch, &id| {
-            let mut t = TileTimings::default();
-            let r = bake_tile(&inputs, id, scratch, &mut t).map(|b| (b, t));
-            pb.inc(1);
-            r
+        .zip(&pack_keys)
+        .map(|(&id, key)| cache.lookup(&tile_label(id), key).and_then(|b| BakedTile::from_bytes(id, &b)))
+        .collect();
+    let missing: Vec<usize> = (0..packs.len()).filter(|&i| packs[i].is_none()).collect();
+
+    // Geometry for the packs still missing: from the cache, or computed.
+    let mut geometry: Vec<Option<TileGeometry>> = missing
+        .par_iter()
+        .map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &geometry_keys[i]).and_then(|b| TileGeometry::from_bytes(&b)))
+        .collect();
+    let to_compute: Vec<usize> = (0..missing.len()).filter(|&j| geometry[j].is_none()).collect();
+    let mut cpu = TileTimings::default();
+    if !to_compute.is_empty() {
+        if volume.is_none() {
+            volume = Some(plan.volume(&cache)?);
+        }
+        let v = volume.as_ref().expect("volume just made");
+        let inputs = GeometryInputs { tiling, volume: &v.density, occupancy: &v.occupancy, ao: &spec.ao };
+        let pb = bar(opts, to_compute.len() as u64, "tiles");
+        let computed: Vec<(TileGeometry, TileTimings)> = to_compute
+            .par_iter()
+            .map_init(IsoMesh::default, |scratch, &j| {
+                let i = missing[j];
+                let mut t = TileTimings::default();
+                let g = bake_geometry(&inputs, plan.tiles[i], scratch, &mut t)?;
+                cache.computed(&tile_label(plan.tiles[i]), &geometry_keys[i], &g.to_bytes());
+                pb.inc(1);
+                Ok((g, t))
+            })
+            .collect::<Result<_, tile::TileError>>()
+            .map_err(|e| plan.failed(e))?;
+        pb.finish_and_clear();
+        for (&j, (g, t)) in to_compute.iter().zip(computed) {
+            geometry[j] = Some(g);
+            cpu = TileTimings { mesh: cpu.mesh + t.mesh, ao: cpu.ao + t.ao, encode: cpu.encode + t.encode };
+        }
+    }
+    let ctx = PackContext { world_name: &spec.name, world_hash: plan.world_hash, writer_version: writer_version() };
+    let assembled: Vec<BakedTile> = missing
+        .par_iter()
+        .zip(&geometry)
+        .map(|(&i, g)| {
+            let g = g.as_ref().expect("every missing pack has geometry now");
+            let key = &pack_keys[i];
+            let baked = assemble_pack(&ctx, plan.tiles[i], g, key.key().0 as u64)?;
+            cache.computed(&tile_label(plan.tiles[i]), key, &baked.to_bytes());
+            Ok(baked)
         })
-        .collect::<Result<_, _>>()
-        .map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;
-    pb.finish_and_clear();
-    let cpu = results.iter().fold(TileTimings::default(), |a, (_, t)| TileTimings { mesh: a.mesh + t.mesh, ao: a.ao + t.ao, encode: a.encode + t.encode });
-    let tiles_secs = clock.elapsed().as_secs_f64();
-    let vertices: u64 = results.iter().map(|(b, _)| b.vertex_count as u64).sum();
-    let triangles: u64 = results.iter().map(|(b, _)| b.triangle_count as u64).sum();
+        .collect::<Result<_, tile::TileError>>()
+        .map_err(|e| plan.failed(e))?;
+    for (&i, b) in missing.iter().zip(assembled) {
+        packs[i] = Some(b);
+    }
+    let tiles: Vec<BakedTile> = packs.into_iter().map(|p| p.expect("every pack is present")).collect();
+    let vertices: u64 = tiles.iter().map(|b| b.summary.vertex_count as u64).sum();
+    let triangles: u64 = tiles.iter().map(|b| b.summary.triangle_count as u64).sum();
     stages.push(StageTiming {
         name: "tiles",
-        seconds: tiles_secs,
+        seconds: clock.elapsed().as_secs_f64(),
         detail: format!(
-            "{} tiles, {vertices} vertices, {triangles} triangles; cpu: mesh {:.2}s, ao {:.2}s, encode {:.2}s",
-            results.len(),
+            "{} tiles ({} meshed), {vertices} vertices, {triangles} triangles; cpu: mesh {:.2}s, ao {:.2}s, encode {:.2}s",
+            tiles.len(),
+            to_compute.len(),
             cpu.mesh,
             cpu.ao,
             cpu.encode
@@ -142,41 +292,72 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     });
 
     let clock = Instant::now();
-    let tiles: Vec<BakedTile> = results.into_iter().map(|(b, _)| b).collect();
-    let nodes = quadtree_nodes(&tiles);
-    let mut bytes_written = 0u64;
-    let pb = bar(opts, tiles.len() as u64, "write");
-    for (t, node) in tiles.iter().zip(&nodes) {
-        staging.write(&node.path, &t.pack)?;
-        bytes_written += t.pack.len() as u64;
-        pb.inc(1);
-    }
-    pb.finish_and_clear();
+    let manifest_bytes = manifest_pack(&plan, &tiles)?;
+    let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (tile_path(t.id), t.pack.as_slice())).collect();
+    files.push(("manifest.kpack".to_owned(), &manifest_bytes));
+    let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
+    let dest = opts.out_root.join(&spec.name);
+    let wrote_output = !output::matches(&dest, &files);
+    let out_dir = if wrote_output {
+        let staging = Staging::new(&dest)?;
+        let pb = bar(opts, files.len() as u64, "write");
+        for (path, bytes) in &files {
+            staging.write(path, bytes)?;
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        staging.commit()?
+    } else {
+        dest
+    };
+    stages.push(StageTiming {
+        name: "write",
+        seconds: clock.elapsed().as_secs_f64(),
+        detail: if wrote_output { format!("{} packs, {:.1} MB", files.len(), bytes_written as f64 / 1e6) } else { "output already up to date".into() },
+    });
+
+    Ok(BakeReport {
+        out_dir,
+        stages,
+        tallies: cache.tallies().into_iter().collect(),
+        explanations: cache.notes(),
+        cache_warnings: cache.warnings(),
+        wrote_output,
+        tiles: tiles.len(),
+        vertices,
+        triangles,
+        bytes_written,
+        voxels,
+    })
+}
+
+fn tile_label(id: TileId) -> String {
+    format!("L{} ({},{})", id.level, id.x, id.y)
+}
+
+fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, CliError> {
+    let spec = &plan.world.spec;
+    let dims = plan.world.dims();
     let manifest = Manifest {
         world_name: spec.name.clone(),
-        world_hash,
+        world_hash: plan.world_hash,
         baker_version: env!("CARGO_PKG_VERSION").to_owned(),
-        voxel_size,
+        voxel_size: plan.tiling.voxel_size,
         volume_dims: dims.map(|d| d as u32),
-        tile_voxels: tiling.tile_voxels,
-        tiles_per_axis: tiling.tiles,
-        levels: tiling.levels(),
+        tile_voxels: plan.tiling.tile_voxels,
+        tiles_per_axis: plan.tiling.tiles,
+        levels: plan.tiling.levels(),
         bounds_min: [0.0; 3],
-        bounds_max: dims.map(|d| d as f32 * voxel_size),
-        nodes,
+        bounds_max: dims.map(|d| d as f32 * plan.tiling.voxel_size),
+        nodes: quadtree_nodes(tiles),
     };
     let mut pack = PackBuilder::new(writer_version());
-    let pack_err = |e| CliError::Failed(format!("encoding the manifest of {}: {e}", spec.name));
-    pack.add(&PackInfo { kind: PackKind::Manifest, world_name: spec.name.clone(), world_hash, inputs_hash: world_hash }).map_err(pack_err)?;
+    let pack_err = |e| plan.failed(format_args!("encoding the manifest: {e}"));
+    pack.add(&PackInfo { kind: PackKind::Manifest, world_name: spec.name.clone(), world_hash: plan.world_hash, inputs_hash: plan.world_hash })
+        .map_err(pack_err)?;
     pack.add(&manifest).map_err(pack_err)?;
-    pack.add(&world.embedded_sources()).map_err(pack_err)?;
-    let manifest_bytes = pack.to_bytes().map_err(pack_err)?;
-    staging.write("manifest.kpack", &manifest_bytes)?;
-    bytes_written += manifest_bytes.len() as u64;
-    let out_dir = staging.commit()?;
-    stages.push(StageTiming { name: "write", seconds: clock.elapsed().as_secs_f64(), detail: format!("{} packs, {:.1} MB", tiles.len() + 1, bytes_written as f64 / 1e6) });
-
-    Ok(BakeReport { out_dir, stages, tiles: tiles.len(), vertices, triangles, bytes_written, voxels })
+    pack.add(&plan.world.embedded_sources()).map_err(pack_err)?;
+    pack.to_bytes().map_err(pack_err)
 }
 
 /// Manifest nodes in tile order, with geometric errors made monotonic (a parent's error is at least
@@ -195,7 +376,7 @@ fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
             }
             m
         };
-        error.insert(t.id, t.own_error.max(children));
+        error.insert(t.id, t.summary.own_error.max(children));
     }
     tiles
         .iter()
@@ -203,14 +384,14 @@ fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
             level: t.id.level,
             x: t.id.x,
             y: t.id.y,
-            bounds_min: t.bounds.0,
-            bounds_max: t.bounds.1,
+            bounds_min: t.summary.bounds.0,
+            bounds_max: t.summary.bounds.1,
             geometric_error: error[&t.id],
             path: tile_path(t.id),
             content_hash: xxh3_64(&t.pack),
             file_len: t.pack.len() as u64,
-            vertex_count: t.vertex_count,
-            triangle_count: t.triangle_count,
+            vertex_count: t.summary.vertex_count,
+            triangle_count: t.summary.triangle_count,
         })
         .collect()
 }
@@ -233,26 +414,31 @@ pub fn world_hash(world: &World) -> u64 {
     h.digest()
 }
 
-/// Bakes one tile on its own (density, occupancy, then that tile only) and returns its pack bytes:
-/// byte-identical to the same tile of a whole-world bake.
+/// Bakes one tile on its own, without any cache (density, occupancy, then that tile only), and
+/// returns its pack bytes: byte-identical to the same tile of a whole-world bake.
 pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> {
     let spec = &world.spec;
-    let dims = world.dims();
-    let tiling = Tiling::new(dims, spec.volume.tile_size, spec.volume.voxel_size as f32);
-    if !tiling.all_tiles().contains(&id) {
+    let tiling = Tiling::new(world.dims(), spec.volume.tile_size, spec.volume.voxel_size as f32);
+    let tiles = tiling.all_tiles();
+    let Some(index) = tiles.iter().position(|&t| t == id) else {
         return Err(CliError::Usage(format!("{}: no tile L{} ({},{})", spec.name, id.level, id.x, id.y)));
-    }
-    let volume = crate::density::generate(world);
-    let occupancy = OccupancyField::from_densities(dims, &volume.data).map_err(|e| CliError::Failed(format!("{}: occupancy: {e}", spec.name)))?;
-    let inputs = TileInputs {
-        world_name: &spec.name,
-        world_hash: world_hash(world),
-        tiling,
-        volume: &volume,
-        occupancy: &occupancy,
-        ao: &spec.ao,
-        writer_version: writer_version(),
     };
-    let baked = bake_tile(&inputs, id, &mut IsoMesh::default(), &mut TileTimings::default()).map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;
-    Ok(baked.pack)
+    let plan = Plan {
+        world,
+        tiling,
+        tiles,
+        world_hash: world_hash(world),
+        density_inputs: StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(world)),
+        ao_hash: settings_hash(&spec.ao),
+    };
+    let cache = StageCache::new(None, &spec.name, false);
+    let v = plan.volume(&cache)?;
+    let reach = spec.ao.radius_voxels + spec.ao.start_offset_voxels;
+    let hashes = tile_input_hashes(&v.density, &tiling, &[id], reach);
+    let geometry_key = plan.geometry_inputs(id, hashes[0]);
+    let pack_key = plan.pack_inputs(&geometry_key);
+    let inputs = GeometryInputs { tiling, volume: &v.density, occupancy: &v.occupancy, ao: &spec.ao };
+    let g = bake_geometry(&inputs, plan.tiles[index], &mut IsoMesh::default(), &mut TileTimings::default()).map_err(|e| plan.failed(e))?;
+    let ctx = PackContext { world_name: &spec.name, world_hash: plan.world_hash, writer_version: writer_version() };
+    Ok(assemble_pack(&ctx, id, &g, pack_key.key().0 as u64).map_err(|e| plan.failed(e))?.pack)
 }

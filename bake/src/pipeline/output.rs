@@ -111,3 +111,17 @@ impl Drop for Staging {
         }
     }
 }
+
+/// Whether `dest` already holds exactly `files` (relative path, bytes) and nothing else, so a
+/// rebake with unchanged output need not write anything.
+pub fn matches(dest: &Path, files: &[(String, &[u8])]) -> bool {
+    let mut expected: std::collections::BTreeSet<PathBuf> = files.iter().map(|(p, _)| dest.join(p)).collect();
+    let Ok(found) = crate::cli::find_packs(dest) else { return false };
+    if found.len() != expected.len() || !found.iter().all(|p| expected.remove(p)) {
+        return false;
+    }
+    files.iter().all(|(p, bytes)| {
+        let path = dest.join(p);
+        fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == *bytes)
+    })
+}

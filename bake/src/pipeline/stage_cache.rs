@@ -1,0 +1,163 @@
+//! The bake's use of the content-addressed store: named stage inputs, hit/miss tallies per stage,
+//! corrupt entries reported once, and `--explain` notes saying why an item was recomputed.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use kiln_cache::store::{Key, KeyHasher, Lookup, Store};
+
+/// The inputs of one stage item, by name. The cache key is the hash of the stage, its version and
+/// every named input; the names let `--explain` say which input changed.
+#[derive(Clone, Debug)]
+pub struct StageInputs {
+    stage: &'static str,
+    version: u32,
+    parts: Vec<(&'static str, u128)>,
+}
+
+impl StageInputs {
+    pub fn new(stage: &'static str, version: u32) -> Self {
+        StageInputs { stage, version, parts: Vec::new() }
+    }
+    /// Adds a named input by its hash.
+    pub fn with(mut self, name: &'static str, hash: u128) -> Self {
+        self.parts.push((name, hash));
+        self
+    }
+    /// The cache key.
+    pub fn key(&self) -> Key {
+        let mut h = KeyHasher::default();
+        h.str(self.stage).u64(self.version as u64);
+        for (name, v) in &self.parts {
+            h.str(name).bytes(&v.to_le_bytes());
+        }
+        h.finish()
+    }
+    fn record(&self) -> String {
+        self.parts.iter().map(|(n, v)| format!("{n}={v:032x}\n")).collect()
+    }
+}
+
+/// How many items of a stage came from the cache and how many were computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub cached: usize,
+    pub computed: usize,
+}
+
+/// The store (or none, with `--no-cache`) plus this bake's bookkeeping.
+pub struct StageCache {
+    store: Option<Store>,
+    scope: String,
+    explain: bool,
+    tallies: Mutex<BTreeMap<&'static str, Tally>>,
+    notes: Mutex<Vec<String>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+impl StageCache {
+    /// `scope` (the world's name) keeps `--explain` records of different worlds apart.
+    pub fn new(store: Option<Store>, scope: &str, explain: bool) -> Self {
+        StageCache {
+            store,
+            scope: scope.to_owned(),
+            explain,
+            tallies: Mutex::default(),
+            notes: Mutex::default(),
+            warnings: Mutex::default(),
+        }
+    }
+
+    fn tally(&self, stage: &'static str, cached: bool) {
+        let mut t = self.tallies.lock().expect("tally lock");
+        let e = t.entry(stage).or_default();
+        if cached {
+            e.cached += 1;
+        } else {
+            e.computed += 1;
+        }
+    }
+
+    fn warn(&self, w: String) {
+        self.warnings.lock().expect("warning lock").push(w);
+    }
+
+    fn record_key(&self, inputs: &StageInputs, item: &str) -> Key {
+        KeyHasher::default().str("explain-record").str(&self.scope).str(inputs.stage).str(item).finish()
+    }
+
+    /// The cached payload of `item`, if present and sound. Counts a hit; a miss is counted when the
+    /// caller computes the item ([`StageCache::computed`]).
+    pub fn lookup(&self, item: &str, inputs: &StageInputs) -> Option<Vec<u8>> {
+        let store = self.store.as_ref()?;
+        match store.get(inputs.key()) {
+            Ok(Lookup::Hit(bytes)) => {
+                self.tally(inputs.stage, true);
+                Some(bytes)
+            }
+            Ok(Lookup::Miss) => None,
+            Ok(Lookup::Corrupt(reason)) => {
+                self.warn(format!("cache entry for {} {item} was corrupt and is rebuilt: {reason}", inputs.stage));
+                None
+            }
+            Err(e) => {
+                self.warn(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Records that `item` was computed, stores its payload, and (with `--explain`) notes why it
+    /// missed by comparing its inputs with the ones it was last computed from.
+    pub fn computed(&self, item: &str, inputs: &StageInputs, payload: &[u8]) {
+        self.tally(inputs.stage, false);
+        let Some(store) = &self.store else { return };
+        if self.explain {
+            let why = match store.get(self.record_key(inputs, item)) {
+                Ok(Lookup::Hit(prev)) => {
+                    let prev: BTreeMap<&str, &str> =
+                        std::str::from_utf8(&prev).unwrap_or("").lines().filter_map(|l| l.split_once('=')).collect();
+                    let changed: Vec<&str> = inputs
+                        .parts
+                        .iter()
+                        .filter(|(n, v)| prev.get(n).is_none_or(|p| *p != format!("{v:032x}")))
+                        .map(|(n, _)| *n)
+                        .collect();
+                    if changed.is_empty() {
+                        "same inputs as last time, but the entry is gone (evicted, corrupt, or another stage version)".to_owned()
+                    } else {
+                        format!("changed: {}", changed.join(", "))
+                    }
+                }
+                _ => "never computed with this cache".to_owned(),
+            };
+            self.notes.lock().expect("notes lock").push(format!("{} {item}: {why}", inputs.stage));
+        }
+        if let Err(e) = store.put(inputs.key(), payload) {
+            self.warn(format!("{e} (continuing without caching it)"));
+        }
+        if self.explain {
+            let _ = store.put(self.record_key(inputs, item), inputs.record().as_bytes());
+        }
+    }
+
+    /// Per-stage tallies, by stage name.
+    pub fn tallies(&self) -> BTreeMap<&'static str, Tally> {
+        self.tallies.lock().expect("tally lock").clone()
+    }
+
+    /// `--explain` notes, sorted (items finish in any order on worker threads).
+    pub fn notes(&self) -> Vec<String> {
+        let mut n = self.notes.lock().expect("notes lock").clone();
+        n.sort();
+        n
+    }
+
+    /// Problems with the cache itself (each reported once); the bake went on without it.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = self.warnings.lock().expect("warning lock").clone();
+        w.sort();
+        w.dedup();
+        w
+    }
+}
