@@ -1,7 +1,7 @@
 //! Round trips, corruption, truncation and versioning of the pack container.
 
 use kiln_formats::container::{HEADER_LEN, MAGIC};
-use kiln_formats::sections::{EmbeddedFile, EmbeddedFiles, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance};
+use kiln_formats::sections::{EmbeddedFile, EmbeddedFiles, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance, IrradianceGrid};
 use kiln_formats::{Codec, FormatError, Pack, PackBuilder, SectionKind};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
@@ -90,6 +90,14 @@ fn every_section_kind_round_trips() {
     b.add(&sample_manifest()).unwrap().add(&files).unwrap();
     let irradiance = VertexIrradiance(vec![[0.5, 0.25, 2.0], [0.0, 0.0, 0.0], [3.0, 3.0, 3.0]]);
     b.add(&irradiance).unwrap();
+    let grid = IrradianceGrid {
+        min: [0.0, 0.0, 0.0],
+        max: [2.0, 2.0, 1.0],
+        dims: [2, 1, 1],
+        ambient: vec![[[1.0, 0.5, 0.25]; 6], [[0.0; 3]; 6]],
+        direct: vec![[[2.0, 2.0, 2.0]; 6], [[0.125, 0.0, 4.0]; 6]],
+    };
+    b.add(&grid).unwrap();
     let pack = Pack::from_bytes(b.to_bytes().unwrap()).unwrap();
     assert_eq!(pack.header().writer_version, [1, 2, 3]);
     assert_eq!(pack.require::<PackInfo>().unwrap(), info);
@@ -105,6 +113,7 @@ fn every_section_kind_round_trips() {
     assert_eq!(pack.require::<Manifest>().unwrap(), sample_manifest());
     assert_eq!(pack.require::<EmbeddedFiles>().unwrap(), files);
     assert_eq!(pack.require::<VertexIrradiance>().unwrap(), irradiance, "these values are exact in RGB9E5");
+    assert_eq!(pack.require::<IrradianceGrid>().unwrap(), grid);
     assert!(pack.verify().is_empty());
 }
 

@@ -6,12 +6,14 @@ mod manifest;
 mod mesh;
 pub mod rgb9e5;
 mod vertex_attrs;
+mod volume;
 
 pub use files::{EmbeddedFile, EmbeddedFiles};
 pub use info::{PackInfo, PackKind};
 pub use manifest::{Manifest, TileNode};
 pub use mesh::{Lattice, TerrainMesh};
 pub use vertex_attrs::{VertexAo, VertexIrradiance};
+pub use volume::{IrradianceGrid, MAX_VOLUME_CELLS};
 
 use crate::container::SectionKind;
 use crate::error::{bad, FormatError};
@@ -23,6 +25,7 @@ pub const KNOWN: &[(SectionKind, &str)] = &[
     (TerrainMesh::KIND, "terrain mesh"),
     (VertexAo::KIND, "vertex ambient occlusion"),
     (VertexIrradiance::KIND, "vertex irradiance"),
+    (IrradianceGrid::KIND, "irradiance volume"),
     (Manifest::KIND, "world manifest"),
     (EmbeddedFiles::KIND, "embedded source files"),
 ];
@@ -48,6 +51,7 @@ pub fn summarize(kind: SectionKind, raw: &[u8]) -> Option<Result<Vec<(&'static s
         k if k == TerrainMesh::KIND => run(raw, |s: TerrainMesh| s.summary()),
         k if k == VertexAo::KIND => run(raw, |s: VertexAo| s.summary()),
         k if k == VertexIrradiance::KIND => run(raw, |s: VertexIrradiance| s.summary()),
+        k if k == IrradianceGrid::KIND => run(raw, |s: IrradianceGrid| s.summary()),
         k if k == Manifest::KIND => run(raw, |s: Manifest| s.summary()),
         k if k == EmbeddedFiles::KIND => run(raw, |s: EmbeddedFiles| s.summary()),
         _ => return None,
