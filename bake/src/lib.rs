@@ -1,4 +1,18 @@
 //! Kiln baker library: world files, bake stages and the `kiln` CLI.
 
-pub mod grid;
 pub mod ao;
+pub mod cli;
+pub mod density;
+pub mod diff;
+pub mod grid;
+pub mod mc;
+pub mod pipeline;
+pub mod world;
+
+/// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,198 @@
+//! The `kiln` command line. [`run`] parses arguments and dispatches; each command has a module.
+
+pub mod export;
+pub mod inspect;
+mod packs;
+pub mod verify;
+
+pub use packs::find_packs;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+/// Why a command failed. Each displays as one line naming the file and the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Pack(#[from] kiln_formats::PackFileError),
+    #[error(transparent)]
+    World(#[from] crate::world::WorldError),
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        CliError::Io { path: path.display().to_string(), source }
+    }
+}
+
+#[derive(Parser)]
+#[command(name = "kiln", version, about = "Bakes voxel worlds into versioned binary packs, and inspects them")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bake a world file into OUT/<world name>/ (manifest.kpack + tiles/L{level}_{x}_{y}.kpack).
+    Bake {
+        /// The world file, e.g. worlds/ice_caves.toml.
+        world: PathBuf,
+        /// Parent directory of the bake.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Worker threads (default: all cores). The output is identical for any value.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// No progress bars (they are also hidden when stderr is not a terminal).
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Describe packs: sections, codecs, sizes, checksums, versions and contents.
+    Inspect {
+        /// A pack file or a directory of packs (e.g. out/ice_caves).
+        path: PathBuf,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every checksum and cross-reference; exit 0 when all hold, 1 with one line per problem.
+    Verify {
+        /// A pack file or a bake's output directory.
+        path: PathBuf,
+    },
+    /// Compare two packs or two bakes: exit 0 when identical or within tolerance, 1 beyond, 2 on error.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// A TOML file with tolerances (distance, field_max, field_rms, ignore_metadata); flags override it.
+        #[arg(long)]
+        tolerances: Option<PathBuf>,
+        /// Largest acceptable mesh distance (world units).
+        #[arg(long)]
+        distance: Option<f32>,
+        /// Largest acceptable per-vertex field difference (AO, irradiance).
+        #[arg(long)]
+        field_max: Option<f32>,
+        /// Largest acceptable RMS of per-vertex field differences.
+        #[arg(long)]
+        field_rms: Option<f32>,
+        /// Do not judge metadata differences (hashes, versions).
+        #[arg(long)]
+        ignore_metadata: bool,
+        /// Machine-readable JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a tile's mesh (glb or ply) or its density samples (raw f32 + JSON header).
+    Export {
+        /// A bake's output directory, e.g. out/ice_caves.
+        bake_dir: PathBuf,
+        /// The tile, as X,Y (tile indices of the chosen level).
+        #[arg(long, value_parser = parse_pair)]
+        tile: (u32, u32),
+        /// LOD level (0 = finest).
+        #[arg(long, default_value_t = 0)]
+        level: u32,
+        /// Mesh format (ignored with --density).
+        #[arg(long, value_enum, default_value = "glb")]
+        format: export::MeshFormat,
+        /// Include the crack-hiding skirt triangles.
+        #[arg(long)]
+        skirts: bool,
+        /// Export the tile's density samples (with a one-sample halo) instead of its mesh.
+        #[arg(long)]
+        density: bool,
+        /// Output file (with --density, a FILE.json header is written beside it).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn parse_pair(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("expected X,Y, got {s:?}"))?;
+    let p = |v: &str| v.trim().parse::<u32>().map_err(|e| format!("{v:?}: {e}"));
+    Ok((p(a)?, p(b)?))
+}
+
+/// Runs `kiln` with `args` (including the program name) and returns the process exit code:
+/// 0 success, 1 a check failed (`verify`), 2 an error (printed as one line on stderr).
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = match Args::try_parse_from(args) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let result = match args.command {
+        Command::Bake { world, out, jobs, quiet } => run_bake(&world, out, jobs, quiet).map(|()| 0),
+        Command::Inspect { path, json } => inspect::run(&path, json).map(|()| 0),
+        Command::Verify { path } => verify::run(&path),
+        Command::Diff { a, b, tolerances, distance, field_max, field_rms, ignore_metadata, json } => (|| {
+            let mut tol = match tolerances {
+                Some(p) => crate::diff::Tolerances::from_file(&p)?,
+                None => crate::diff::Tolerances::default(),
+            };
+            tol.distance = distance.unwrap_or(tol.distance);
+            tol.field_max = field_max.unwrap_or(tol.field_max);
+            tol.field_rms = field_rms.unwrap_or(tol.field_rms);
+            tol.ignore_metadata |= ignore_metadata;
+            let report = crate::diff::diff(&a, &b, &tol)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&crate::diff::to_json(&report)).expect("JSON values serialise"));
+            } else {
+                crate::diff::print_human(&report, &tol);
+            }
+            Ok(if report.beyond > 0 { 1 } else { 0 })
+        })(),
+        Command::Export { bake_dir, tile, level, format, skirts, density, out } => {
+            if density {
+                export::export_density(&bake_dir, level, tile.0, tile.1, &out).map(|()| 0)
+            } else {
+                export::load_tile(&bake_dir, level, tile.0, tile.1, skirts).and_then(|m| export::write_mesh(&m, format, &out)).map(|()| 0)
+            }
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("kiln: error: {e}");
+            2
+        }
+    }
+}
+
+fn run_bake(world_path: &Path, out: PathBuf, jobs: Option<usize>, quiet: bool) -> Result<(), CliError> {
+    let world = crate::world::load_world(world_path)?;
+    let opts = crate::pipeline::BakeOptions { out_root: out, jobs, quiet };
+    let clock = std::time::Instant::now();
+    let report = crate::pipeline::bake(&world, &opts)?;
+    let wall = clock.elapsed().as_secs_f64();
+    if !quiet {
+        eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());
+        for s in &report.stages {
+            eprintln!("  {:<10} {:>8.3} s  {}", s.name, s.seconds, s.detail);
+        }
+        eprintln!(
+            "  {:<10} {:>8.3} s  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
+            "total",
+            wall,
+            report.tiles,
+            report.voxels as f64 / wall / 1e6,
+            crate::peak_memory().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! World files: the TOML description of one world, parsed, validated and with its referenced
+//! files (brushes, heightmap) loaded.
+//!
+//! Every error is one line that names the file, the dotted key and the `line:column`:
+//! `worlds/x.toml:12:8: volume.size: nx and ny must be positive multiples of ...`.
+//! The key reference is `worlds/README.md`.
+
+mod brush;
+mod embed;
+mod heightmap;
+mod source;
+mod spec;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use brush::{parse_brushes, strokes_to_toml, BrushShape, BrushStroke, Falloff, MAX_STROKES};
+pub use heightmap::{Heightmap, HeightmapError};
+pub use spec::{
+    heightmap_is_raw, BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, SpecIssue, VolumeSpec,
+    WorldSpec, MAX_OCTAVES, MAX_TERMS, MAX_VOXELS,
+};
+
+use source::SourceDoc;
+
+/// A world file (or a file it references) that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// The world file itself could not be read.
+    #[error("{}: cannot read world file: {source}", .file.display())]
+    Read {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bad content at `file:line:column`; `key` is the dotted key path (`stroke[2].radius`),
+    /// empty when the problem is not inside any key (e.g. a syntax error between tables).
+    #[error("{}:{line}:{column}: {}{message}", .file.display(), KeyPrefix(.key))]
+    Invalid { file: PathBuf, line: usize, column: usize, key: String, message: String },
+}
+
+/// Renders `key: ` or nothing.
+struct KeyPrefix<'a>(&'a str);
+
+impl fmt::Display for KeyPrefix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            write!(f, "{}: ", self.0)
+        }
+    }
+}
+
+/// A loaded, validated world: its spec plus the contents of the files it references.
+#[derive(Clone, Debug, PartialEq)]
+pub struct World {
+    /// The spec with every default resolved.
+    pub spec: WorldSpec,
+    /// The world file's path as given (used in messages and reports).
+    pub path: PathBuf,
+    /// Brush strokes in replay order, sweeps expanded (empty without a brush file).
+    pub brushes: Vec<BrushStroke>,
+    /// The decoded height image when `floor.kind = "heightmap"`.
+    pub heightmap: Option<Heightmap>,
+}
+
+/// Reads, parses and validates the world file at `path`, loading referenced files relative to
+/// its directory.
+pub fn load_world(path: &Path) -> Result<World, WorldError> {
+    let text = std::fs::read_to_string(path).map_err(|source| WorldError::Read { file: path.to_owned(), source })?;
+    let base_dir = path.parent().unwrap_or(Path::new(""));
+    World::from_str(&text, path, base_dir)
+}
+
+impl World {
+    /// Parses world-file `text`; `path_for_messages` names it in errors, referenced files are
+    /// resolved against `base_dir`.
+    pub fn from_str(text: &str, path_for_messages: &Path, base_dir: &Path) -> Result<World, WorldError> {
+        let src = SourceDoc::new(path_for_messages, text);
+        let mut spec: WorldSpec = toml::from_str(text).map_err(|e| src.error_from_toml(&e))?;
+        spec.resolve_defaults();
+        spec.validate().map_err(|SpecIssue { key, message }| src.error_at_key(&key, message))?;
+
+        let read = |key: &str, rel: &str| -> Result<Vec<u8>, WorldError> {
+            let full = base_dir.join(rel);
+            std::fs::read(&full)
+                .map_err(|e| src.error_at_key(key, format!("cannot read {:?} ({}): {e}", rel, full.display())))
+        };
+
+        let brushes = match &spec.brushes.file {
+            None => Vec::new(),
+            Some(rel) => {
+                let bytes = read("brushes.file", rel)?;
+                let brush_path = base_dir.join(rel);
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| src.error_at_key("brushes.file", format!("{rel:?} is not UTF-8 text")))?;
+                parse_brushes(&text, &brush_path)?
+            }
+        };
+
+        let heightmap = match (&spec.floor.kind, &spec.floor.file) {
+            (FloorKind::Heightmap, Some(rel)) => {
+                let bytes = read("floor.file", rel)?;
+                let decoded = match (heightmap_is_raw(rel), spec.floor.raw_size) {
+                    (Some(true), Some([w, h])) => Heightmap::from_r16(&bytes, w, h),
+                    _ => Heightmap::from_png(&bytes),
+                };
+                Some(decoded.map_err(|e| src.error_at_key("floor.file", format!("{rel:?}: {e}")))?)
+            }
+            _ => None,
+        };
+
+        Ok(World { spec, path: path_for_messages.to_owned(), brushes, heightmap })
+    }
+
+    /// Samples per axis `[nx, ny, nz]`.
+    pub fn dims(&self) -> [usize; 3] {
+        self.spec.dims()
+    }
+
+    /// World units between neighbouring samples.
+    pub fn voxel_size(&self) -> f64 {
+        self.spec.volume.voxel_size
+    }
+
+    /// The resolved brush strokes as a brush file, for embedding in a bake's manifest.
+    pub fn brushes_toml(&self) -> String {
+        strokes_to_toml(&self.brushes)
+    }
+
+    /// A 64-bit content hash of everything that determines the density volume: the canonical
+    /// spec, the resolved strokes and the heightmap samples. Stable across runs and machines.
+    pub fn fingerprint(&self) -> u64 {
+        use xxhash_rust::xxh3::Xxh3;
+        let mut h = Xxh3::new();
+        // Length-prefix each part so that no two different worlds hash the same byte stream.
+        for part in [self.spec.canonical_toml(), self.brushes_toml()] {
+            h.update(&(part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        match &self.heightmap {
+            None => h.update(&[0]),
+            Some(hm) => {
+                h.update(&[1]);
+                h.update(&hm.width.to_le_bytes());
+                h.update(&hm.height.to_le_bytes());
+                let bytes: Vec<u8> = hm.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+                h.update(&bytes);
+            }
+        }
+        h.digest()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,338 @@
+//! A content-addressed artifact store on disk.
+//!
+//! Each entry lives in `<root>/objects/<first two hex digits>/<32 hex digits>.entry` and holds a small
+//! header (magic, key, payload length, xxh3-64 of the payload) and the payload. Writers create a
+//! uniquely named temporary file in the same directory and rename it into place, so two processes
+//! writing the same key at once both succeed and readers only ever see complete entries. A reader
+//! checks magic, key, length and checksum; a bad entry is reported to the caller once and removed,
+//! so the caller rebuilds it. Hits refresh the entry's modification time, which `gc` uses as the
+//! least-recently-used order.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+const MAGIC: [u8; 8] = *b"KILNCAC1";
+const HEADER: usize = 8 + 16 + 8 + 8;
+
+/// A 128-bit content key (the hash of everything an artifact was computed from).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key(pub u128);
+
+impl Key {
+    /// The key's 32-digit hex form, as used in file names and `--explain` output.
+    pub fn hex(self) -> String {
+        format!("{:032x}", self.0)
+    }
+}
+
+/// A streaming builder for [`Key`]s: feed it every input, in a fixed order.
+#[derive(Clone)]
+pub struct KeyHasher(xxhash_rust::xxh3::Xxh3);
+
+impl Default for KeyHasher {
+    fn default() -> Self {
+        KeyHasher(xxhash_rust::xxh3::Xxh3::new())
+    }
+}
+
+impl KeyHasher {
+    /// Feeds raw bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.update(&(b.len() as u64).to_le_bytes());
+        self.0.update(b);
+        self
+    }
+    /// Feeds a string (length-prefixed, so "ab"+"c" differs from "a"+"bc").
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+    /// Feeds an integer.
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.update(&v.to_le_bytes());
+        self
+    }
+    /// Feeds another key.
+    pub fn key(&mut self, k: Key) -> &mut Self {
+        self.0.update(&k.0.to_le_bytes());
+        self
+    }
+    /// The key of everything fed so far.
+    pub fn finish(&self) -> Key {
+        Key(self.0.digest128())
+    }
+}
+
+/// What a lookup found.
+#[derive(Debug)]
+pub enum Lookup {
+    Hit(Vec<u8>),
+    Miss,
+    /// The entry existed but was damaged (named reason); it has been removed.
+    Corrupt(String),
+}
+
+/// An I/O failure of the store, naming the path.
+#[derive(Debug, thiserror::Error)]
+#[error("cache {}: {source}", path.display())]
+pub struct StoreError {
+    pub path: PathBuf,
+    pub source: io::Error,
+}
+
+/// Entry count and size of a store.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub entries: u64,
+    pub bytes: u64,
+}
+
+/// What a garbage collection removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcReport {
+    pub removed: u64,
+    pub freed_bytes: u64,
+    pub kept: Stats,
+}
+
+/// A content-addressed store rooted at a directory.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Store {
+    /// Opens (creating if needed) the store at `root`.
+    pub fn open(root: &Path) -> Result<Store, StoreError> {
+        let objects = root.join("objects");
+        fs::create_dir_all(&objects).map_err(|source| StoreError { path: objects, source })?;
+        Ok(Store { root: root.to_owned() })
+    }
+
+    /// The default location: `$KILN_CACHE`, else `$XDG_CACHE_HOME/kiln`, else `$HOME/.cache/kiln`,
+    /// else a `kiln-cache` directory in the system temporary directory.
+    pub fn default_root() -> PathBuf {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        var("KILN_CACHE")
+            .or_else(|| var("XDG_CACHE_HOME").map(|p| p.join("kiln")))
+            .or_else(|| var("HOME").map(|p| p.join(".cache").join("kiln")))
+            .unwrap_or_else(|| std::env::temp_dir().join("kiln-cache"))
+    }
+
+    /// The store's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path_of(&self, key: Key) -> PathBuf {
+        let hex = key.hex();
+        self.root.join("objects").join(&hex[..2]).join(format!("{hex}.entry"))
+    }
+
+    /// Looks `key` up. A damaged entry is removed and reported as [`Lookup::Corrupt`].
+    pub fn get(&self, key: Key) -> Result<Lookup, StoreError> {
+        let path = self.path_of(key);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lookup::Miss),
+            Err(source) => return Err(StoreError { path, source }),
+        };
+        match check_entry(key, &bytes) {
+            Ok(()) => {
+                // Refresh the LRU clock; failing to do so only makes gc less precise.
+                if let Ok(f) = fs::File::options().write(true).open(&path) {
+                    let _ = f.set_modified(SystemTime::now());
+                }
+                let mut bytes = bytes;
+                bytes.drain(..HEADER);
+                Ok(Lookup::Hit(bytes))
+            }
+            Err(reason) => {
+                let _ = fs::remove_file(&path);
+                Ok(Lookup::Corrupt(format!("{}: {reason}", path.display())))
+            }
+        }
+    }
+
+    /// Stores `payload` under `key`, atomically. Concurrent writers of one key both succeed.
+    pub fn put(&self, key: Key, payload: &[u8]) -> Result<(), StoreError> {
+        let path = self.path_of(key);
+        let dir = path.parent().expect("entries live in a subdirectory").to_owned();
+        fs::create_dir_all(&dir).map_err(|source| StoreError { path: dir.clone(), source })?;
+        let tmp = dir.join(format!(".tmp-{}-{}-{}", key.hex(), std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+        let result = (|| {
+            let mut f = fs::File::create(&tmp)?;
+            f.write_all(&MAGIC)?;
+            f.write_all(&key.0.to_le_bytes())?;
+            f.write_all(&(payload.len() as u64).to_le_bytes())?;
+            f.write_all(&xxh3_64(payload).to_le_bytes())?;
+            f.write_all(payload)?;
+            drop(f);
+            // No fsync: a torn entry after a crash fails its checksum and is rebuilt.
+            fs::rename(&tmp, &path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result.map_err(|source| StoreError { path, source })
+    }
+
+    fn entries(&self) -> Result<Vec<(PathBuf, u64, SystemTime)>, StoreError> {
+        let objects = self.root.join("objects");
+        let mut out = Vec::new();
+        let dirs = fs::read_dir(&objects).map_err(|source| StoreError { path: objects.clone(), source })?;
+        for d in dirs.flatten() {
+            let Ok(files) = fs::read_dir(d.path()) else { continue };
+            for f in files.flatten() {
+                let p = f.path();
+                if p.extension().is_some_and(|e| e == "entry") {
+                    if let Ok(m) = f.metadata() {
+                        out.push((p, m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.2.cmp(&b.2).then_with(|| a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
+    /// Entry count and total bytes.
+    pub fn stats(&self) -> Result<Stats, StoreError> {
+        let e = self.entries()?;
+        Ok(Stats { entries: e.len() as u64, bytes: e.iter().map(|x| x.1).sum() })
+    }
+
+    /// Removes least-recently-used entries until the store holds at most `max_bytes`.
+    pub fn gc(&self, max_bytes: u64) -> Result<GcReport, StoreError> {
+        let entries = self.entries()?;
+        let mut total: u64 = entries.iter().map(|x| x.1).sum();
+        let mut report = GcReport::default();
+        for (path, len, _) in &entries {
+            if total <= max_bytes {
+                break;
+            }
+            match fs::remove_file(path) {
+                Ok(()) => {
+                    total -= len;
+                    report.removed += 1;
+                    report.freed_bytes += len;
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => total -= len, // another gc got it
+                Err(source) => return Err(StoreError { path: path.clone(), source }),
+            }
+        }
+        report.kept = Stats { entries: entries.len() as u64 - report.removed, bytes: total };
+        Ok(report)
+    }
+}
+
+fn check_entry(key: Key, bytes: &[u8]) -> Result<(), String> {
+    if bytes.len() < HEADER {
+        return Err(format!("truncated entry ({} bytes)", bytes.len()));
+    }
+    if bytes[..8] != MAGIC {
+        return Err("bad magic".into());
+    }
+    let stored_key = u128::from_le_bytes(bytes[8..24].try_into().expect("16 bytes"));
+    if stored_key != key.0 {
+        return Err("entry holds another key".into());
+    }
+    let len = u64::from_le_bytes(bytes[24..32].try_into().expect("8 bytes"));
+    if len != (bytes.len() - HEADER) as u64 {
+        return Err(format!("payload is {} bytes, header says {len}", bytes.len() - HEADER));
+    }
+    let sum = u64::from_le_bytes(bytes[32..40].try_into().expect("8 bytes"));
+    if xxh3_64(&bytes[HEADER..]) != sum {
+        return Err("checksum mismatch".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_store(name: &str) -> Store {
+        let dir = std::env::temp_dir().join(format!("kiln-store-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        Store::open(&dir).unwrap()
+    }
+
+    #[test]
+    fn put_get_and_miss() {
+        let s = temp_store("basic");
+        let k = KeyHasher::default().str("a").u64(1).finish();
+        assert!(matches!(s.get(k).unwrap(), Lookup::Miss));
+        s.put(k, b"payload").unwrap();
+        assert!(matches!(s.get(k).unwrap(), Lookup::Hit(b) if b == b"payload"));
+        assert_eq!(s.stats().unwrap(), Stats { entries: 1, bytes: (HEADER + 7) as u64 });
+    }
+
+    #[test]
+    fn keys_separate_their_inputs() {
+        let a = KeyHasher::default().str("ab").str("c").finish();
+        let b = KeyHasher::default().str("a").str("bc").finish();
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn corrupt_and_truncated_entries_are_reported_once_and_removed() {
+        let s = temp_store("corrupt");
+        let k = Key(7);
+        s.put(k, &[1u8; 100]).unwrap();
+        let path = s.path_of(k);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[HEADER + 50] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        assert!(matches!(s.get(k).unwrap(), Lookup::Corrupt(r) if r.contains("checksum")));
+        assert!(matches!(s.get(k).unwrap(), Lookup::Miss), "reported once, then gone");
+        s.put(k, &[1u8; 100]).unwrap();
+        fs::write(&path, &fs::read(&path).unwrap()[..60]).unwrap();
+        assert!(matches!(s.get(k).unwrap(), Lookup::Corrupt(r) if r.contains("header says")));
+    }
+
+    #[test]
+    fn concurrent_writers_of_one_key_both_succeed() {
+        let s = temp_store("concurrent");
+        let payload = vec![42u8; 1 << 20];
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..10 {
+                        s.put(Key(1), &payload).unwrap();
+                        match s.get(Key(1)).unwrap() {
+                            Lookup::Hit(b) => assert_eq!(b, payload),
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(s.stats().unwrap().entries, 1);
+    }
+
+    #[test]
+    fn gc_removes_least_recently_used_first() {
+        let s = temp_store("gc");
+        for i in 0..5u128 {
+            s.put(Key(i), &[0u8; 1000]).unwrap();
+            let f = fs::File::options().write(true).open(s.path_of(Key(i))).unwrap();
+            f.set_modified(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000 + i as u64)).unwrap();
+        }
+        // Touch entry 0: it becomes the most recently used.
+        assert!(matches!(s.get(Key(0)).unwrap(), Lookup::Hit(_)));
+        let r = s.gc(3 * (HEADER as u64 + 1000)).unwrap();
+        assert_eq!(r.removed, 2);
+        assert!(matches!(s.get(Key(1)).unwrap(), Lookup::Miss));
+        assert!(matches!(s.get(Key(2)).unwrap(), Lookup::Miss));
+        for k in [0, 3, 4] {
+            assert!(matches!(s.get(Key(k)).unwrap(), Lookup::Hit(_)), "{k}");
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! The pack container: header, section table, aligned payloads. Byte layout in `formats/SPEC.md`.
+
+use std::fmt;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::FormatError;
+
+/// The 8 magic bytes. The high-bit first byte catches 7-bit transfers, CR LF catches a text-mode
+/// newline conversion, 0x1a stops a DOS `type`, and the final LF catches LF -> CR LF conversion.
+pub const MAGIC: [u8; 8] = [0x89, b'K', b'P', b'K', b'\r', b'\n', 0x1a, b'\n'];
+/// The format major version this crate writes and reads.
+pub const FORMAT_MAJOR: u16 = 1;
+/// The format minor version this crate writes (it reads any minor of [`FORMAT_MAJOR`]).
+pub const FORMAT_MINOR: u16 = 0;
+/// Bytes in the fixed header.
+pub const HEADER_LEN: usize = 48;
+/// Bytes in one section-table entry.
+pub const ENTRY_LEN: usize = 48;
+/// Every section payload starts at a multiple of this.
+pub const ALIGN: u64 = 16;
+/// No section may decode to more than this many bytes; keeps a hostile header from making the
+/// reader allocate unbounded memory.
+pub const MAX_RAW_SECTION_LEN: u64 = 1 << 30;
+/// At most this many sections in one pack.
+pub const MAX_SECTIONS: u32 = 4096;
+/// Section-table flag: a reader that does not know this section's kind must refuse the pack.
+pub const FLAG_REQUIRED: u16 = 1;
+
+/// A section's kind: four ASCII bytes (a FourCC such as `TMSH`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SectionKind(pub [u8; 4]);
+
+impl fmt::Display for SectionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for &b in &self.0 {
+            if b.is_ascii_graphic() {
+                write!(f, "{}", b as char)?;
+            } else {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for SectionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SectionKind({self})")
+    }
+}
+
+/// How a section's payload is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    /// Stored as is.
+    Raw,
+    /// One zstd frame at the given compression level (the level is not stored).
+    Zstd(i32),
+}
+
+impl Codec {
+    /// The byte written in the section table.
+    pub fn id(self) -> u8 {
+        match self {
+            Codec::Raw => 0,
+            Codec::Zstd(_) => 1,
+        }
+    }
+    /// Human-readable name, as `kiln inspect` prints it.
+    pub fn name_of(id: u8) -> &'static str {
+        match id {
+            0 => "raw",
+            1 => "zstd",
+            _ => "unknown",
+        }
+    }
+}
+
+/// The default zstd level for bakes: L3 is ~100x faster than L19 for 10-25% larger files.
+pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
+
+/// One entry of the section table, as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionEntry {
+    pub kind: SectionKind,
+    pub flags: u16,
+    pub codec: u8,
+    pub offset: u64,
+    pub stored_len: u64,
+    pub raw_len: u64,
+    /// xxh3-64 of the stored (possibly compressed) bytes.
+    pub checksum: u64,
+}
+
+impl SectionEntry {
+    /// Whether a reader that does not know this kind must refuse the pack.
+    pub fn required(&self) -> bool {
+        self.flags & FLAG_REQUIRED != 0
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.kind.0);
+        out.extend_from_slice(&self.flags.to_le_bytes());
+        out.push(self.codec);
+        out.push(0);
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.stored_len.to_le_bytes());
+        out.extend_from_slice(&self.raw_len.to_le_bytes());
+        out.extend_from_slice(&self.checksum.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+    }
+
+    fn read(b: &[u8]) -> Self {
+        SectionEntry {
+            kind: SectionKind([b[0], b[1], b[2], b[3]]),
+            flags: u16_at(b, 4),
+            codec: b[6],
+            offset: u64_at(b, 8),
+            stored_len: u64_at(b, 16),
+            raw_len: u64_at(b, 24),
+            checksum: u64_at(b, 32),
+        }
+    }
+}
+
+/// The fixed header, as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub major: u16,
+    pub minor: u16,
+    /// The version of the program that wrote the pack (major, minor, patch).
+    pub writer_version: [u16; 3],
+    pub section_count: u32,
+    pub file_len: u64,
+    pub table_checksum: u64,
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn align_up(x: u64) -> u64 {
+    x.div_ceil(ALIGN) * ALIGN
+}
+
+/// A section ready to be laid out: its kind, flags, codec and raw bytes.
+struct PendingSection {
+    kind: SectionKind,
+    flags: u16,
+    codec: Codec,
+    raw: Vec<u8>,
+}
+
+/// Lays out sections into pack bytes. Sections keep the order in which they were added.
+pub struct ContainerWriter {
+    writer_version: [u16; 3],
+    sections: Vec<PendingSection>,
+}
+
+impl ContainerWriter {
+    /// A writer that records `writer_version` (the baker's version) in the header.
+    pub fn new(writer_version: [u16; 3]) -> Self {
+        ContainerWriter { writer_version, sections: Vec::new() }
+    }
+
+    /// Adds a section of raw bytes. Fails if a section of that kind is already present.
+    pub fn add_raw(&mut self, kind: SectionKind, required: bool, codec: Codec, raw: Vec<u8>) -> Result<(), FormatError> {
+        if self.sections.iter().any(|s| s.kind == kind) {
+            return Err(FormatError::DuplicateSection { section: kind });
+        }
+        if raw.len() as u64 > MAX_RAW_SECTION_LEN {
+            return Err(FormatError::Encode { section: kind, reason: format!("{} bytes exceeds the {MAX_RAW_SECTION_LEN}-byte section limit", raw.len()) });
+        }
+        let flags = if required { FLAG_REQUIRED } else { 0 };
+        self.sections.push(PendingSection { kind, flags, codec, raw });
+        Ok(())
+    }
+
+    /// The finished pack as bytes. Compression of the sections runs in order on this thread, so the
+    /// output depends only on the inputs.
+    pub fn finish(self) -> Result<Vec<u8>, FormatError> {
+        let n = self.sections.len();
+        let table_end = (HEADER_LEN + n * ENTRY_LEN) as u64;
+        let mut entries = Vec::with_capacity(n);
+        let mut payloads = Vec::with_capacity(n);
+        let mut cursor = align_up(table_end);
+        for s in self.sections {
+            let stored = match s.codec {
+                Codec::Raw => s.raw.clone(),
+                Codec::Zstd(level) => zstd::bulk::compress(&s.raw, level)
+                    .map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?,
+            };
+            entries.push(SectionEntry {
+                kind: s.kind,
+                flags: s.flags,
+                codec: s.codec.id(),
+                offset: cursor,
+                stored_len: stored.len() as u64,
+                raw_len: s.raw.len() as u64,
+                checksum: xxh3_64(&stored),
+            });
+            cursor = align_up(cursor + stored.len() as u64);
+            payloads.push(stored);
+        }
+        // The file ends right after the last payload: no trailing padding.
+        let file_len = entries.last().map_or(table_end, |e| e.offset + e.stored_len);
+        let mut table = Vec::with_capacity(n * ENTRY_LEN);
+        for e in &entries {
+            e.write(&mut table);
+        }
+        let mut out = Vec::with_capacity(file_len as usize);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&FORMAT_MAJOR.to_le_bytes());
+        out.extend_from_slice(&FORMAT_MINOR.to_le_bytes());
+        for v in self.writer_version {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+        out.extend_from_slice(&file_len.to_le_bytes());
+        out.extend_from_slice(&xxh3_64(&table).to_le_bytes());
+        let header_checksum = xxh3_64(&out[..40]);
+        out.extend_from_slice(&header_checksum.to_le_bytes());
+        out.extend_from_slice(&table);
+        for (e, p) in entries.iter().zip(&payloads) {
+            out.resize(e.offset as usize, 0);
+            out.extend_from_slice(p);
+        }
+        debug_assert_eq!(out.len() as u64, file_len);
+        Ok(out)
+    }
+}
+
+/// Parses and checks the header, the table and the layout of `bytes`. Payload checksums are not
+/// checked here (see [`check_section`]), so opening a pack stays cheap.
+pub fn parse_layout(bytes: &[u8]) -> Result<(Header, Vec<SectionEntry>), FormatError> {
+    let len = bytes.len() as u64;
+    if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
+        // A short file that starts like a pack is truncated rather than foreign.
+        if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
+            return Err(FormatError::Truncated { what: "magic".into(), needed: 8, available: len });
+        }
+        return Err(FormatError::BadMagic { found: bytes[..bytes.len().min(8)].to_vec() });
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(FormatError::Truncated { what: "header".into(), needed: HEADER_LEN as u64, available: len });
+    }
+    if xxh3_64(&bytes[..40]) != u64_at(bytes, 40) {
+        return Err(FormatError::HeaderChecksum);
+    }
+    let header = Header {
+        major: u16_at(bytes, 8),
+        minor: u16_at(bytes, 10),
+        writer_version: [u16_at(bytes, 12), u16_at(bytes, 14), u16_at(bytes, 16)],
+        section_count: u32_at(bytes, 20),
+        file_len: u64_at(bytes, 24),
+        table_checksum: u64_at(bytes, 32),
+    };
+    if header.major != FORMAT_MAJOR {
+        return Err(FormatError::UnsupportedVersion { found: (header.major, header.minor), supported: (FORMAT_MAJOR, FORMAT_MINOR) });
+    }
+    if header.file_len != len {
+        if header.file_len > len {
+            return Err(FormatError::Truncated { what: "file".into(), needed: header.file_len, available: len });
+        }
+        return Err(FormatError::LengthMismatch { declared: header.file_len, actual: len });
+    }
+    if header.section_count > MAX_SECTIONS {
+        return Err(FormatError::BadLayout {
+            section: SectionKind(*b"----"),
+            index: 0,
+            reason: format!("{} sections exceeds the limit of {MAX_SECTIONS}", header.section_count),
+        });
+    }
+    let table_end = HEADER_LEN as u64 + header.section_count as u64 * ENTRY_LEN as u64;
+    if table_end > len {
+        return Err(FormatError::Truncated { what: "section table".into(), needed: table_end, available: len });
+    }
+    let table = &bytes[HEADER_LEN..table_end as usize];
+    if xxh3_64(table) != header.table_checksum {
+        return Err(FormatError::TableChecksum);
+    }
+    let entries: Vec<SectionEntry> = table.chunks_exact(ENTRY_LEN).map(SectionEntry::read).collect();
+    let mut cursor = table_end;
+    for (index, e) in entries.iter().enumerate() {
+        let layout = |reason: String| FormatError::BadLayout { section: e.kind, index, reason };
+        if e.offset % ALIGN != 0 {
+            return Err(layout(format!("offset {} is not {ALIGN}-byte aligned", e.offset)));
+        }
+        if e.offset < cursor {
+            return Err(layout(format!("offset {} overlaps the table or the previous section (ends at {cursor})", e.offset)));
+        }
+        let end = e.offset.checked_add(e.stored_len).ok_or_else(|| layout("offset + length overflows".into()))?;
+        if end > len {
+            return Err(FormatError::Truncated { what: format!("section {} (#{index})", e.kind), needed: end, available: len });
+        }
+        if e.raw_len > MAX_RAW_SECTION_LEN {
+            return Err(layout(format!("raw length {} exceeds the {MAX_RAW_SECTION_LEN}-byte limit", e.raw_len)));
+        }
+        match e.codec {
+            0 if e.raw_len != e.stored_len => {
+                return Err(layout(format!("raw section stores {} bytes but declares {}", e.stored_len, e.raw_len)));
+            }
+            0 | 1 => {}
+            codec => return Err(FormatError::UnknownCodec { section: e.kind, index, codec }),
+        }
+        if let Some(at) = bytes[cursor as usize..e.offset as usize].iter().position(|&b| b != 0) {
+            return Err(FormatError::BadPadding { offset: cursor + at as u64 });
+        }
+        if entries[..index].iter().any(|p| p.kind == e.kind) {
+            return Err(FormatError::DuplicateSection { section: e.kind });
+        }
+        cursor = end;
+    }
+    if cursor != len {
+        return Err(FormatError::LengthMismatch { declared: cursor, actual: len });
+    }
+    Ok((header, entries))
+}
+
+/// Checks one section's checksum and returns its raw (decompressed) bytes.
+pub fn check_section(bytes: &[u8], index: usize, e: &SectionEntry) -> Result<Vec<u8>, FormatError> {
+    let stored = &bytes[e.offset as usize..(e.offset + e.stored_len) as usize];
+    if xxh3_64(stored) != e.checksum {
+        return Err(FormatError::ChecksumMismatch { section: e.kind, index });
+    }
+    match e.codec {
+        0 => Ok(stored.to_vec()),
+        _ => {
+            let decompress_err = |reason: String| FormatError::Decompress { section: e.kind, reason };
+            // The frame's own content size must agree with the table before anything is allocated.
+            match zstd::zstd_safe::get_frame_content_size(stored) {
+                Ok(Some(n)) if n == e.raw_len => {}
+                Ok(Some(n)) => return Err(decompress_err(format!("frame holds {n} bytes but the table declares {}", e.raw_len))),
+                _ => return Err(decompress_err("frame does not declare its content size".into())),
+            }
+            let mut raw = Vec::with_capacity(e.raw_len as usize);
+            zstd::bulk::Decompressor::new()
+                .and_then(|mut d| d.decompress_to_buffer(stored, &mut raw))
+                .map_err(|err| decompress_err(err.to_string()))?;
+            if raw.len() as u64 != e.raw_len {
+                return Err(decompress_err(format!("decompressed to {} bytes, table declares {}", raw.len(), e.raw_len)));
+            }
+            Ok(raw)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+use serde::{Deserialize, Serialize};
+
+use super::{decode_bincode, encode_bincode};
+use crate::container::SectionKind;
+use crate::error::{bad, FormatError};
+use crate::pack::Section;
+
+/// One node of the tile quadtree: a tile pack at some LOD level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TileNode {
+    /// LOD level: 0 is the finest; level k covers 2^k × 2^k level-0 tiles at 1/2^k resolution.
+    pub level: u32,
+    pub x: u32,
+    pub y: u32,
+    /// World-space bounds of the tile's geometry (including skirts).
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    /// Largest distance (world units) between this node's surface and the full-resolution surface.
+    pub geometric_error: f32,
+    /// The pack's path relative to the output directory, with `/` separators.
+    pub path: String,
+    /// xxh3-64 of the pack file's bytes.
+    pub content_hash: u64,
+    pub file_len: u64,
+    pub vertex_count: u32,
+    pub triangle_count: u32,
+}
+
+/// The world manifest (`MNFT`, in `manifest.kpack`): what a viewer needs before any tile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub world_name: String,
+    pub world_hash: u64,
+    /// The Kiln version that baked it.
+    pub baker_version: String,
+    pub voxel_size: f32,
+    pub volume_dims: [u32; 3],
+    /// Level-0 tile edge in voxels.
+    pub tile_voxels: u32,
+    /// Level-0 tiles along X and Y (powers of two).
+    pub tiles_per_axis: [u32; 2],
+    /// Number of LOD levels; level `levels - 1` is the root.
+    pub levels: u32,
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    /// Every tile of every level, sorted by (level, y, x).
+    pub nodes: Vec<TileNode>,
+}
+
+impl Manifest {
+    /// The node at (level, x, y), if baked.
+    pub fn node(&self, level: u32, x: u32, y: u32) -> Option<&TileNode> {
+        self.nodes.iter().find(|n| n.level == level && n.x == x && n.y == y)
+    }
+
+    /// Level-`level` tiles along X and Y.
+    pub fn tiles_at_level(&self, level: u32) -> [u32; 2] {
+        [(self.tiles_per_axis[0] >> level).max(1), (self.tiles_per_axis[1] >> level).max(1)]
+    }
+
+    fn validate(&self) -> Result<(), FormatError> {
+        let err = |r: String| Err(bad(Self::KIND, r));
+        if !(self.voxel_size.is_finite() && self.voxel_size > 0.0) {
+            return err(format!("voxel_size {} is not a positive number", self.voxel_size));
+        }
+        if self.levels == 0 || self.levels > 32 {
+            return err(format!("levels {} is outside 1..=32", self.levels));
+        }
+        for n in &self.nodes {
+            let [tx, ty] = self.tiles_at_level(n.level);
+            if n.level >= self.levels || n.x >= tx || n.y >= ty {
+                return err(format!("node L{} ({},{}) lies outside the {}-level quadtree", n.level, n.x, n.y, self.levels));
+            }
+            if n.path.is_empty() || n.path.starts_with('/') || n.path.split('/').any(|c| c == ".." || c.is_empty()) {
+                return err(format!("node L{} ({},{}) has an unsafe path {:?}", n.level, n.x, n.y, n.path));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("world", self.world_name.clone()),
+            ("world_hash", format!("{:016x}", self.world_hash)),
+            ("baker", self.baker_version.clone()),
+            ("volume", format!("{:?} voxels of {}", self.volume_dims, self.voxel_size)),
+            ("tiles", format!("{}x{} of {} voxels, {} levels", self.tiles_per_axis[0], self.tiles_per_axis[1], self.tile_voxels, self.levels)),
+            ("nodes", self.nodes.len().to_string()),
+            ("bounds", format!("{:?}..{:?}", self.bounds_min, self.bounds_max)),
+        ]
+    }
+}
+
+impl Section for Manifest {
+    const KIND: SectionKind = SectionKind(*b"MNFT");
+    const REQUIRED: bool = true;
+    fn encode(&self) -> Result<Vec<u8>, FormatError> {
+        encode_bincode(Self::KIND, self)
+    }
+    fn decode(raw: &[u8]) -> Result<Self, FormatError> {
+        let m: Manifest = decode_bincode(Self::KIND, raw)?;
+        m.validate()?;
+        Ok(m)
+    }
+}

@@ -1,0 +1,110 @@
+//! The typed sections Kiln packs hold. Each kind's byte layout is in `formats/SPEC.md`.
+
+mod files;
+mod info;
+mod manifest;
+mod mesh;
+pub mod rgb9e5;
+mod vertex_attrs;
+
+pub use files::{EmbeddedFile, EmbeddedFiles};
+pub use info::{PackInfo, PackKind};
+pub use manifest::{Manifest, TileNode};
+pub use mesh::{Lattice, TerrainMesh};
+pub use vertex_attrs::{VertexAo, VertexIrradiance};
+
+use crate::container::SectionKind;
+use crate::error::{bad, FormatError};
+use crate::pack::Section;
+
+/// Every section kind this version of the crate understands, with a short name.
+pub const KNOWN: &[(SectionKind, &str)] = &[
+    (PackInfo::KIND, "pack info"),
+    (TerrainMesh::KIND, "terrain mesh"),
+    (VertexAo::KIND, "vertex ambient occlusion"),
+    (VertexIrradiance::KIND, "vertex irradiance"),
+    (Manifest::KIND, "world manifest"),
+    (EmbeddedFiles::KIND, "embedded source files"),
+];
+
+/// Whether this reader knows how to decode `kind`.
+pub fn is_known(kind: SectionKind) -> bool {
+    KNOWN.iter().any(|(k, _)| *k == kind)
+}
+
+/// The short name of a known kind.
+pub fn name_of(kind: SectionKind) -> Option<&'static str> {
+    KNOWN.iter().find(|(k, _)| *k == kind).map(|(_, n)| *n)
+}
+
+/// Decodes a known section and describes it in a few key/value pairs (for `kiln inspect`);
+/// `None` for kinds this reader does not know.
+pub fn summarize(kind: SectionKind, raw: &[u8]) -> Option<Result<Vec<(&'static str, String)>, FormatError>> {
+    fn run<T: Section>(raw: &[u8], f: impl FnOnce(T) -> Vec<(&'static str, String)>) -> Result<Vec<(&'static str, String)>, FormatError> {
+        T::decode(raw).map(f)
+    }
+    Some(match kind {
+        k if k == PackInfo::KIND => run(raw, |s: PackInfo| s.summary()),
+        k if k == TerrainMesh::KIND => run(raw, |s: TerrainMesh| s.summary()),
+        k if k == VertexAo::KIND => run(raw, |s: VertexAo| s.summary()),
+        k if k == VertexIrradiance::KIND => run(raw, |s: VertexIrradiance| s.summary()),
+        k if k == Manifest::KIND => run(raw, |s: Manifest| s.summary()),
+        k if k == EmbeddedFiles::KIND => run(raw, |s: EmbeddedFiles| s.summary()),
+        _ => return None,
+    })
+}
+
+/// bincode settings for metadata sections: fixed, little-endian, varint, and a hard size limit so
+/// a hostile length prefix cannot make the decoder allocate without bound.
+const BINCODE_LIMIT: usize = 64 << 20;
+fn bincode_config() -> impl bincode::config::Config {
+    bincode::config::standard().with_little_endian().with_variable_int_encoding().with_limit::<BINCODE_LIMIT>()
+}
+
+pub(crate) fn encode_bincode<T: serde::Serialize>(kind: SectionKind, value: &T) -> Result<Vec<u8>, FormatError> {
+    bincode::serde::encode_to_vec(value, bincode_config()).map_err(|e| FormatError::Encode { section: kind, reason: e.to_string() })
+}
+
+pub(crate) fn decode_bincode<T: serde::de::DeserializeOwned>(kind: SectionKind, raw: &[u8]) -> Result<T, FormatError> {
+    let (value, used): (T, usize) = bincode::serde::decode_from_slice(raw, bincode_config()).map_err(|e| bad(kind, e.to_string()))?;
+    if used != raw.len() {
+        return Err(bad(kind, format!("{} trailing bytes after the metadata", raw.len() - used)));
+    }
+    Ok(value)
+}
+
+/// Reads little-endian fields from a section's raw bytes with bounds checks.
+pub(crate) struct ByteReader<'a> {
+    kind: SectionKind,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> ByteReader<'a> {
+    pub(crate) fn new(kind: SectionKind, bytes: &'a [u8]) -> Self {
+        ByteReader { kind, bytes, at: 0 }
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| {
+            bad(self.kind, format!("needs {n} more bytes at offset {}, only {} left", self.at, self.bytes.len() - self.at))
+        })?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, FormatError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    pub(crate) fn i32(&mut self) -> Result<i32, FormatError> {
+        Ok(i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    pub(crate) fn f32(&mut self) -> Result<f32, FormatError> {
+        Ok(f32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, FormatError> {
+        Ok(self.take(1)?[0])
+    }
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+}

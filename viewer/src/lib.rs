@@ -1,0 +1,3 @@
+//! `kiln-view`: streams baked packs from disk and renders them.
+
+pub mod streaming;
