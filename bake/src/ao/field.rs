@@ -4,24 +4,13 @@ use rayon::prelude::*;
 
 use super::AoError;
 
-/// Largest accepted volume dimension. Keeps every in-volume coordinate small enough that `f32`
-/// sample positions are accurate to far better than the 1/32-voxel safety margin of the skip.
+/// Largest accepted volume dimension. Bounds the field's memory and keeps every coordinate a ray
+/// can reach exactly representable in `f32` and far from `i32` overflow.
 pub const MAX_DIM: usize = 4096;
 
 /// Distances saturate here (they are stored in a `u8`); a capped distance is still a valid lower
 /// bound, so it only shortens a skip, never breaks it.
 const DIST_CAP: u8 = u8::MAX;
-
-/// What a ray sample finds in a voxel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cell {
-    /// A solid voxel, or the ground below `z = 0`.
-    Solid,
-    /// Outside the volume and not below the ground: the ray has escaped.
-    Outside,
-    /// An air voxel whose nearest solid (ground included) is this many voxels away in L∞ (≥ 1).
-    Air(u8),
-}
 
 /// Solid/air occupancy of a whole volume plus its Chebyshev distance field for empty-space skipping.
 ///
@@ -42,8 +31,8 @@ pub struct OccupancyField {
 }
 
 /// Voxels per brick and per page edge.
-const BRICK: usize = 4;
-const PAGE: usize = 16;
+const LEVELS: usize = 2;
+const PAGE: usize = 1 << (2 * LEVELS);
 
 impl OccupancyField {
     /// The field of a `dims`-sized volume whose voxel `(x, y, z)` is solid iff
@@ -63,7 +52,11 @@ impl OccupancyField {
         }
         let expected = dims[0] * dims[1] * dims[2];
         if data.len() != expected {
-            return Err(AoError::DensityCount { dims, expected, actual: data.len() });
+            return Err(AoError::DensityCount {
+                dims,
+                expected,
+                actual: data.len(),
+            });
         }
         let linear = chebyshev_transform(dims, |i| solid(&data[i]));
         Ok(Self::tile(dims, &linear))
@@ -72,32 +65,41 @@ impl OccupancyField {
     /// Reorders an X-fastest distance volume into the tiled layout, one page per rayon task.
     fn tile(dims: [usize; 3], linear: &[u8]) -> Self {
         let pages = dims.map(|n| n.div_ceil(PAGE));
-        let page_stride = [PAGE * PAGE * PAGE, PAGE * PAGE * PAGE * pages[0], PAGE * PAGE * PAGE * pages[0] * pages[1]];
+        let page_stride = [
+            PAGE * PAGE * PAGE,
+            PAGE * PAGE * PAGE * pages[0],
+            PAGE * PAGE * PAGE * pages[0] * pages[1],
+        ];
         let axis_offset: [Vec<usize>; 3] = std::array::from_fn(|a| {
             (0..dims[a])
                 .map(|c| {
-                    let in_brick = (c % BRICK) << (2 * a);
-                    let brick_in_page = ((c / BRICK) % BRICK) << (6 + 2 * a);
-                    in_brick + brick_in_page + (c / PAGE) * page_stride[a]
+                    let in_page: usize = (0..LEVELS).map(|l| ((c >> (2 * l)) & 3) << (6 * l + 2 * a)).sum();
+                    in_page + (c / PAGE) * page_stride[a]
                 })
                 .collect()
         });
         let [nx, ny, nz] = dims;
         let mut dist = vec![0u8; page_stride[2] * pages[2]];
-        dist.par_chunks_mut(PAGE * PAGE * PAGE).enumerate().for_each(|(p, page)| {
-            let origin = [p % pages[0], (p / pages[0]) % pages[1], p / (pages[0] * pages[1])].map(|c| c * PAGE);
-            for z in origin[2]..(origin[2] + PAGE).min(nz) {
-                for y in origin[1]..(origin[1] + PAGE).min(ny) {
-                    let row = &linear[nx * (y + ny * z)..];
-                    // Offsets of the first 16 coordinates are exactly the in-page parts.
-                    let base = axis_offset[1][y - origin[1]] + axis_offset[2][z - origin[2]];
-                    for x in origin[0]..(origin[0] + PAGE).min(nx) {
-                        page[base + axis_offset[0][x - origin[0]]] = row[x];
+        dist.par_chunks_mut(PAGE * PAGE * PAGE)
+            .enumerate()
+            .for_each(|(p, page)| {
+                let origin = [p % pages[0], (p / pages[0]) % pages[1], p / (pages[0] * pages[1])].map(|c| c * PAGE);
+                for z in origin[2]..(origin[2] + PAGE).min(nz) {
+                    for y in origin[1]..(origin[1] + PAGE).min(ny) {
+                        let row = &linear[nx * (y + ny * z)..];
+                        // Offsets of the first PAGE coordinates are exactly the in-page parts.
+                        let base = axis_offset[1][y - origin[1]] + axis_offset[2][z - origin[2]];
+                        for x in origin[0]..(origin[0] + PAGE).min(nx) {
+                            page[base + axis_offset[0][x - origin[0]]] = row[x];
+                        }
                     }
                 }
-            }
-        });
-        OccupancyField { dims, axis_offset, dist }
+            });
+        OccupancyField {
+            dims,
+            axis_offset,
+            dist,
+        }
     }
 
     /// The volume size in voxels.
@@ -108,7 +110,7 @@ impl OccupancyField {
     /// Whether voxel `(x, y, z)` is solid. Outside the volume, everything below `z = 0` is solid
     /// ground and everything else is air.
     pub fn is_solid(&self, x: i32, y: i32, z: i32) -> bool {
-        self.cell([x, y, z]) == Cell::Solid
+        z < 0 || self.index([x, y, z]).is_some_and(|i| self.dist[i] == 0)
     }
 
     /// The L∞ distance from voxel `(x, y, z)` to the nearest solid voxel or the ground, capped at
@@ -119,7 +121,12 @@ impl OccupancyField {
 
     /// The heap memory the field holds, in bytes.
     pub fn memory_bytes(&self) -> usize {
-        self.dist.len() + self.axis_offset.iter().map(|t| t.len() * std::mem::size_of::<usize>()).sum::<usize>()
+        self.dist.len()
+            + self
+                .axis_offset
+                .iter()
+                .map(|t| t.len() * std::mem::size_of::<usize>())
+                .sum::<usize>()
     }
 
     #[inline]
@@ -130,19 +137,17 @@ impl OccupancyField {
         Some(tx.get(v[0] as u32 as usize)? + ty.get(v[1] as u32 as usize)? + tz.get(v[2] as u32 as usize)?)
     }
 
-    /// Classifies one voxel for the march.
+    /// The storage index of a voxel known to lie inside the volume.
     #[inline]
-    pub(crate) fn cell(&self, v: [i32; 3]) -> Cell {
-        if v[2] < 0 {
-            return Cell::Solid;
-        }
-        match self.index(v) {
-            None => Cell::Outside,
-            Some(i) => match self.dist[i] {
-                0 => Cell::Solid,
-                d => Cell::Air(d),
-            },
-        }
+    pub(crate) fn index_inside(&self, v: [i32; 3]) -> usize {
+        let [tx, ty, tz] = &self.axis_offset;
+        tx[v[0] as usize] + ty[v[1] as usize] + tz[v[2] as usize]
+    }
+
+    /// The distance stored at an index from [`index_inside`](Self::index_inside) (0 = solid).
+    #[inline]
+    pub(crate) fn distance_at(&self, index: usize) -> u8 {
+        self.dist[index]
     }
 }
 
@@ -180,7 +185,11 @@ fn chebyshev_transform(dims: [usize; 3], solid: impl Fn(usize) -> bool) -> Vec<u
             let base = z * slice + y * nx;
             let mut left = DIST_CAP;
             for (x, (d, &mx)) in row.iter_mut().zip(&m).enumerate() {
-                *d = if solid(base + x) { 0 } else { mx.min(left).saturating_add(1) };
+                *d = if solid(base + x) {
+                    0
+                } else {
+                    mx.min(left).saturating_add(1)
+                };
                 left = *d;
             }
         }
@@ -218,7 +227,12 @@ fn min3_into(src: &[u8], m: &mut [u8]) {
     }
     m[0] = m[0].min(src[0]).min(src[1]);
     m[n - 1] = m[n - 1].min(src[n - 2]).min(src[n - 1]);
-    for (((d, &a), &b), &c) in m[1..n - 1].iter_mut().zip(&src[..n - 2]).zip(&src[1..n - 1]).zip(&src[2..]) {
+    for (((d, &a), &b), &c) in m[1..n - 1]
+        .iter_mut()
+        .zip(&src[..n - 2])
+        .zip(&src[1..n - 1])
+        .zip(&src[2..])
+    {
         *d = (*d).min(a).min(b).min(c);
     }
 }

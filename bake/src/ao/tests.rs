@@ -1,4 +1,4 @@
-use super::march::{march_skipping, nearest_voxel, Kernel, Ray};
+use super::march::{march_interleaved, nearest_voxel, Kernel, Ray, BATCH};
 use super::*;
 
 /// SplitMix64: a tiny deterministic generator so the tests need no extra dependency.
@@ -43,9 +43,10 @@ impl Reference {
         Some(self.solid[index(self.dims, v[0] as usize, v[1] as usize, v[2] as usize)])
     }
 
-    fn march(&self, ray: &Ray, max_samples: u32) -> Option<u32> {
-        for k in 1..=max_samples {
-            match self.cell_is_solid(nearest_voxel(ray.sample(k)).0) {
+    /// The definition's march: every sample in turn, until solid or outside.
+    fn march(&self, ray: &Ray) -> Option<u32> {
+        for k in 1..=ray.max_samples {
+            match self.cell_is_solid(ray.voxel(k)) {
                 Some(true) => return Some(k),
                 Some(false) => {}
                 None => return None,
@@ -127,7 +128,14 @@ fn bits(v: &[f32]) -> Vec<u32> {
 #[test]
 fn distance_field_matches_brute_force_chebyshev() {
     let mut rng = Rng(11);
-    let cases = [([13, 11, 9], 0.0f32), ([14, 11, 11], 0.02), ([1, 9, 7], 0.1), ([15, 1, 13], 0.15), ([16, 11, 15], 0.6), ([41, 37, 23], 0.0004)];
+    let cases = [
+        ([13, 11, 9], 0.0f32),
+        ([14, 11, 11], 0.02),
+        ([1, 9, 7], 0.1),
+        ([15, 1, 13], 0.15),
+        ([16, 11, 15], 0.6),
+        ([41, 37, 23], 0.0004),
+    ];
     for (dims, density) in cases {
         let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2]).map(|_| rng.unit() < density).collect();
         let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
@@ -143,7 +151,11 @@ fn distance_field_matches_brute_force_chebyshev() {
                         .iter()
                         .map(|s| (s[0] - x).abs().max((s[1] - y).abs()).max((s[2] - z).abs()))
                         .fold(z + 1, i32::min); // the ground plane at z = -1
-                    assert_eq!(field.chebyshev_distance(x, y, z), Some(nearest.min(255) as u8), "({x},{y},{z})");
+                    assert_eq!(
+                        field.chebyshev_distance(x, y, z),
+                        Some(nearest.min(255) as u8),
+                        "({x},{y},{z})"
+                    );
                 }
             }
         }
@@ -165,7 +177,10 @@ fn occupancy_rules_inside_and_outside_the_volume() {
     let field = OccupancyField::from_densities([2, 2, 2], &dens).unwrap();
     let inside: Vec<bool> = (0..8).map(|i| field.is_solid(i & 1, (i >> 1) & 1, i >> 2)).collect();
     assert_eq!(inside, [true, false, false, false, true, false, true, true]);
-    assert!(field.is_solid(0, 0, -1) && field.is_solid(-5, 9, -3), "below z = 0 is ground");
+    assert!(
+        field.is_solid(0, 0, -1) && field.is_solid(-5, 9, -3),
+        "below z = 0 is ground"
+    );
     assert!(!field.is_solid(-1, 0, 0) && !field.is_solid(0, 2, 1) && !field.is_solid(0, 0, 2));
 }
 
@@ -174,16 +189,16 @@ fn nearest_voxel_rounds_to_nearest() {
     let mut rng = Rng(3);
     for _ in 0..10_000 {
         let q = [0, 1, 2].map(|_| rng.unit() * 9000.0 - 1000.0);
-        let (v, vf) = nearest_voxel(q);
-        for a in 0..3 {
-            assert!((q[a] - v[a] as f32).abs() <= 0.5 && vf[a] == v[a] as f32, "{q:?} -> {v:?}");
-        }
+        let v = nearest_voxel(q);
+        assert!((0..3).all(|a| (q[a] - v[a] as f32).abs() <= 0.5), "{q:?} -> {v:?}");
     }
     // Ties go to even; far outside, only the side of the volume matters.
-    assert_eq!(nearest_voxel([2.5, 3.5, -0.5]).0, [2, 4, 0]);
-    let (far, _) = nearest_voxel([-3e38, 3e38, f32::NEG_INFINITY]);
+    assert_eq!(nearest_voxel([2.5, 3.5, -0.5]), [2, 4, 0]);
+    let far = nearest_voxel([-3e38, 3e38, f32::NEG_INFINITY]);
     assert!(far[0] < 0 && far[1] > MAX_DIM as i32 && far[2] < 0);
-    assert!(nearest_voxel([f32::INFINITY, 5e6, 0.0]).0[..2].iter().all(|&c| c > MAX_DIM as i32));
+    assert!(nearest_voxel([f32::INFINITY, 5e6, 0.0])[..2]
+        .iter()
+        .all(|&c| c > MAX_DIM as i32));
 }
 
 #[test]
@@ -192,52 +207,90 @@ fn open_plane_is_exactly_one() {
     let solid: Vec<bool> = (0..64 * 64 * 32).map(|i| i / (64 * 64) < 10).collect();
     let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
     // Surface vertices between z = 9 (solid) and z = 10 (air), including at the volume edges.
-    let pos: Vec<[f32; 3]> = (0..200).map(|i| [(i % 64) as f32, (i * 7 % 64) as f32 + 0.25, 9.1 + 0.004 * i as f32]).collect();
+    let pos: Vec<[f32; 3]> = (0..200)
+        .map(|i| [(i % 64) as f32, (i * 7 % 64) as f32 + 0.25, 9.1 + 0.004 * i as f32])
+        .collect();
     let nrm = vec![[0.0, 0.0, 3.0]; pos.len()]; // unnormalised on purpose
-    for directions in [AoDirections::Grid26, AoDirections::Fibonacci { count: 97 }] {
-        let settings = AoSettings { directions, ..AoSettings::default() };
-        let ao = ambient_occlusion(&field, &pos, &nrm, &settings).unwrap();
-        assert!(ao.iter().all(|&a| a == 1.0), "{ao:?}");
+    let ao = ambient_occlusion(&field, &pos, &nrm, &AoSettings::default()).unwrap();
+    assert!(ao.iter().all(|&a| a == 1.0), "{ao:?}");
+}
+
+#[test]
+fn tilted_open_planes_are_exactly_one() {
+    // The default start offset of one voxel puts the start voxel on the air side of any plane, and
+    // every hemisphere ray moves away from it, so no tilt may self-occlude.
+    let dims = [64, 64, 48];
+    let mut rng = Rng(17);
+    for _ in 0..12 {
+        let mut n = random_unit(&mut rng);
+        n[2] = n[2].abs().max(0.2);
+        let sd = |p: [f32; 3]| n[0] * (p[0] - 32.0) + n[1] * (p[1] - 32.0) + n[2] * (p[2] - 24.0);
+        let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2])
+            .map(|i| sd([(i % 64) as f32, ((i / 64) % 64) as f32, (i / 4096) as f32]) < 0.0)
+            .collect();
+        let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
+        // Points near the centre projected onto the plane; with a 12-voxel radius every ray stays
+        // clear of the ground under the volume and leaves it, if at all, through its sides or top.
+        let pos: Vec<[f32; 3]> = (0..300)
+            .map(|_| {
+                let p = [28.0 + 8.0 * rng.unit(), 28.0 + 8.0 * rng.unit(), 24.0];
+                let d = sd(p);
+                [p[0] - d * n[0], p[1] - d * n[1], p[2] - d * n[2]]
+            })
+            .collect();
+        let s = AoSettings {
+            radius_voxels: 12.0,
+            ..AoSettings::default()
+        };
+        let ao = ambient_occlusion(&field, &pos, &vec![n; pos.len()], &s).unwrap();
+        assert!(ao.iter().all(|&a| a == 1.0), "normal {n:?}: {ao:?}");
     }
 }
 
 #[test]
 fn concave_corners_darken_monotonically() {
     let dims = [64, 64, 32];
-    // Floor z < 10, a vertex on it at x = 31.5, and walls x < 30 and/or x > 33 up to some height.
-    let ao_at = |left: usize, right: usize, directions: AoDirections, power: f32| {
+    // Floor z < 10 and full-height walls x < 30 and/or x > right; the vertex sits on the floor at
+    // x = 31.6, so its rays start from voxel (32, 32, 10).
+    let ao_at = |left: bool, right: usize, power: f32| {
         let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2])
             .map(|i| {
                 let (x, z) = (i % dims[0], i / (dims[0] * dims[1]));
-                z < 10 || (x < 30 && z < left) || (x > 33 && z < right)
+                z < 10 || (left && x < 30) || x > right
             })
             .collect();
         let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
-        let settings = AoSettings { radius_voxels: 24.0, directions, power, ..AoSettings::default() };
-        ambient_occlusion(&field, &[[31.5, 32.0, 9.5]], &[[0.0, 0.0, 1.0]], &settings).unwrap()[0]
+        let settings = AoSettings {
+            radius_voxels: 24.0,
+            power,
+            ..AoSettings::default()
+        };
+        ambient_occlusion(&field, &[[31.6, 32.0, 9.5]], &[[0.0, 0.0, 1.0]], &settings).unwrap()[0]
     };
-    let fib = || AoDirections::Fibonacci { count: 256 };
-    for dirs in [AoDirections::Grid26, fib()] {
-        let (plane, corner, slot) = (ao_at(0, 0, dirs.clone(), 1.0), ao_at(32, 0, dirs.clone(), 1.0), ao_at(32, 32, dirs, 1.0));
-        assert_eq!(plane, 1.0);
-        assert!(corner < plane && slot < corner && slot > 0.0, "{plane} {corner} {slot}");
-    }
-    // With many directions, a deeper slot is darker all the way.
-    let heights = [0, 12, 16, 20, 32];
-    let ao: Vec<f32> = heights.iter().map(|&h| ao_at(32, h, fib(), 1.0)).collect();
-    assert!(ao.windows(2).all(|w| w[1] < w[0]), "{ao:?}");
+    let plane = ao_at(false, 64, 1.0);
+    let corner = ao_at(true, 64, 1.0);
+    // Slots ever narrower, down to one voxel of air on the vertex's right.
+    let slots: Vec<f32> = [44, 40, 36, 34, 33, 32].iter().map(|&r| ao_at(true, r, 1.0)).collect();
+    assert_eq!(plane, 1.0);
+    assert!(corner < plane && slots[0] < corner, "{plane} {corner} {slots:?}");
+    assert!(slots.windows(2).all(|w| w[1] < w[0]) && slots[5] > 0.0, "{slots:?}");
     // The power only reshapes: AO^2 exactly.
-    assert_eq!(ao_at(32, 16, fib(), 2.0), ao[2].powf(2.0));
+    assert_eq!(ao_at(true, 36, 2.0), slots[2].powf(2.0));
 }
 
-/// Runs the production kernel with the reference unit-step marcher instead of the skipping one.
+/// Runs the production kernel with the reference unit-step march instead of the skipping one.
 fn reference_ao(r: &Reference, pos: &[[f32; 3]], nrm: &[[f32; 3]], s: &AoSettings) -> Vec<f32> {
     let kernel = Kernel::new(s);
-    pos.iter().zip(nrm).map(|(p, n)| kernel.vertex_ao(*p, *n, |rays, hits| {
-            for (ray, hit) in rays.iter().zip(hits) {
-                *hit = r.march(ray, kernel.max_samples);
-            }
-        })).collect()
+    pos.iter()
+        .zip(nrm)
+        .map(|(p, n)| {
+            kernel.vertex_ao(*p, *n, |rays, hits| {
+                for (ray, hit) in rays.iter().zip(hits) {
+                    *hit = r.march(ray);
+                }
+            })
+        })
+        .collect()
 }
 
 #[test]
@@ -248,8 +301,17 @@ fn skipping_equals_brute_force_in_caves() {
     let (pos, nrm) = surface_vertices(&r, 1500, &mut rng);
     let variants = [
         AoSettings::default(),
-        AoSettings { radius_voxels: 37.3, step_voxels: 0.37, start_offset_voxels: 0.0, ..AoSettings::default() },
-        AoSettings { directions: AoDirections::Fibonacci { count: 40 }, power: 1.7, ..AoSettings::default() },
+        AoSettings {
+            radius_voxels: 37.3,
+            start_offset_voxels: 0.0,
+            ..AoSettings::default()
+        },
+        AoSettings {
+            radius_voxels: 300.0,
+            start_offset_voxels: 1.3,
+            power: 1.7,
+            ..AoSettings::default()
+        },
     ];
     for s in &variants {
         let fast = ambient_occlusion(&field, &pos, &nrm, s).unwrap();
@@ -261,40 +323,47 @@ fn skipping_equals_brute_force_in_caves() {
 }
 
 #[test]
-fn skipping_equals_brute_force_for_long_skips_and_arbitrary_rays() {
-    // Nearly empty volume: distances reach the cap and rays leave through every face.
+fn skipping_equals_brute_force_for_long_skips_and_any_ray() {
+    // Rays that skip far, leave through every face, start outside or run out of samples.
     let mut rng = Rng(5);
-    let dims = [61, 57, 40];
-    let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2]).map(|_| rng.below(4000) == 0).collect();
+    let dims = [61, 57, 300];
+    // Scattered rock below z = 120 and empty sky above it, so distances reach the cap.
+    let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2])
+        .map(|i| i < dims[0] * dims[1] * 120 && rng.below(40) == 0)
+        .collect();
     let r = Reference { dims, solid };
     let field = r.field();
-    let (mut hits, mut escapes) = (0, 0);
-    for _ in 0..3000 {
-        // Starts anywhere in and around the volume, any direction, odd step sizes.
-        let start = [0, 1, 2].map(|a| rng.unit() * (dims[a] as f32 + 8.0) - 4.0);
-        let dir = random_unit(&mut rng);
-        let step = [1.0, 0.5, 0.73, 1.0 / 64.0][rng.below(4)];
-        let s = AoSettings { step_voxels: step, directions: AoDirections::Grid26, ..AoSettings::default() };
-        let kernel = Kernel::new(&s);
-        // Build the rays through the kernel so they carry the production skip constants.
-        let p = [0, 1, 2].map(|a| start[a] - 0.5 * dir[a]);
-        let mut rays = Vec::new();
-        kernel.vertex_ao(p, dir, |batch, hits| {
-            rays.extend_from_slice(batch);
-            hits.fill(None);
-        });
-        for ray in &rays {
-            let max = 1 + rng.below(300) as u32;
-            let fast = march_skipping(&field, ray, max);
-            assert_eq!(fast, r.march(ray, max), "{ray:?} max {max}");
-            if fast.is_some() {
-                hits += 1
-            } else {
-                escapes += 1
+    let offsets = AoDirections::Grid26.offsets();
+    let (mut hits, mut escapes, mut ground) = (0, 0, 0);
+    for _ in 0..200 {
+        // Batches of random rays, as the kernel hands them over.
+        let rays: Vec<Ray> = (0..1 + rng.below(BATCH))
+            .map(|_| Ray {
+                origin: [0, 1, 2].map(|a| rng.below(dims[a] + 8) as i32 - 4),
+                offset: offsets[rng.below(26)],
+                max_samples: rng.below(400) as u32,
+            })
+            .collect();
+        let mut fast = vec![Some(u32::MAX); rays.len()];
+        march_interleaved(&field, &rays, &mut fast);
+        for (ray, &hit) in rays.iter().zip(&fast) {
+            assert_eq!(hit, r.march(ray), "{ray:?}");
+            match hit {
+                Some(k) if ray.voxel(k)[2] < 0 => ground += 1,
+                Some(_) => hits += 1,
+                None => escapes += 1,
             }
         }
     }
-    assert!(hits > 1000 && escapes > 1000, "{hits} hits, {escapes} escapes");
+    assert!(
+        hits > 300 && escapes > 300 && ground > 20,
+        "{hits} hits, {escapes} escapes, {ground} ground"
+    );
+    assert_eq!(
+        field.chebyshev_distance(30, 28, 299),
+        Some(180),
+        "long skips are exercised"
+    );
 }
 
 #[test]
@@ -321,15 +390,28 @@ fn bad_input_is_an_error() {
     let field = OccupancyField::from_occupancy([4, 4, 4], &[false; 64]).unwrap();
     assert_eq!(
         OccupancyField::from_densities([4, 4, 4], &[0.0; 63]),
-        Err(AoError::DensityCount { dims: [4, 4, 4], expected: 64, actual: 63 })
+        Err(AoError::DensityCount {
+            dims: [4, 4, 4],
+            expected: 64,
+            actual: 63
+        })
     );
-    assert!(matches!(OccupancyField::from_densities([0, 4, 4], &[]), Err(AoError::BadDims { .. })));
-    assert!(matches!(OccupancyField::from_densities([MAX_DIM + 1, 1, 1], &[]), Err(AoError::BadDims { .. })));
+    assert!(matches!(
+        OccupancyField::from_densities([0, 4, 4], &[]),
+        Err(AoError::BadDims { .. })
+    ));
+    assert!(matches!(
+        OccupancyField::from_densities([MAX_DIM + 1, 1, 1], &[]),
+        Err(AoError::BadDims { .. })
+    ));
     let s = AoSettings::default();
     let p = [[1.0, 1.0, 1.0]];
     assert_eq!(
         ambient_occlusion(&field, &p, &[], &s),
-        Err(AoError::LengthMismatch { positions: 1, normals: 0 })
+        Err(AoError::LengthMismatch {
+            positions: 1,
+            normals: 0
+        })
     );
     let bad = [[0.0, 0.0, 1.0], [0.0, f32::NAN, 1.0]];
     assert_eq!(
@@ -337,15 +419,27 @@ fn bad_input_is_an_error() {
         Err(AoError::NonFiniteVertex { index: 1 })
     );
     for bad in [
-        AoSettings { radius_voxels: 0.0, ..s.clone() },
-        AoSettings { radius_voxels: f32::NAN, ..s.clone() },
-        AoSettings { step_voxels: 1.5, ..s.clone() },
-        AoSettings { step_voxels: 0.0, ..s.clone() },
-        AoSettings { start_offset_voxels: -1.0, ..s.clone() },
-        AoSettings { power: 0.0, ..s.clone() },
-        AoSettings { directions: AoDirections::Fibonacci { count: 0 }, ..s.clone() },
+        AoSettings {
+            radius_voxels: 0.0,
+            ..s.clone()
+        },
+        AoSettings {
+            radius_voxels: f32::NAN,
+            ..s.clone()
+        },
+        AoSettings {
+            start_offset_voxels: -1.0,
+            ..s.clone()
+        },
+        AoSettings {
+            power: 0.0,
+            ..s.clone()
+        },
     ] {
-        assert!(matches!(ambient_occlusion(&field, &p, &p, &bad), Err(AoError::BadSetting { .. })), "{bad:?}");
+        assert!(
+            matches!(ambient_occlusion(&field, &p, &p, &bad), Err(AoError::BadSetting { .. })),
+            "{bad:?}"
+        );
     }
     // Degenerate but finite input is well defined: a zero normal has no hemisphere.
     assert_eq!(ambient_occlusion(&field, &p, &[[0.0; 3]], &s), Ok(vec![1.0]));
@@ -355,13 +449,26 @@ fn bad_input_is_an_error() {
 
 #[test]
 fn settings_serialise_with_defaults() {
-    let s = AoSettings { directions: AoDirections::Fibonacci { count: 64 }, power: 1.5, ..AoSettings::default() };
+    let s = AoSettings {
+        power: 1.5,
+        start_offset_voxels: 0.75,
+        ..AoSettings::default()
+    };
     let json = serde_json::to_string(&s).unwrap();
     assert_eq!(serde_json::from_str::<AoSettings>(&json).unwrap(), s);
-    let partial: AoSettings = toml::from_str("radius_voxels = 64.0").unwrap();
-    assert_eq!(partial, AoSettings { radius_voxels: 64.0, ..AoSettings::default() });
-    assert!(toml::from_str::<AoSettings>("radius = 64.0").is_err(), "unknown keys are rejected");
-    let dirs = AoDirections::Fibonacci { count: 500 }.unit_vectors();
-    assert!(dirs.iter().all(|d| ((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() - 1.0).abs() < 1e-5));
-    assert_eq!(AoDirections::Grid26.unit_vectors().len(), 26);
+    let partial: AoSettings = toml::from_str("radius_voxels = 64.0\ndirections = \"grid26\"").unwrap();
+    assert_eq!(
+        partial,
+        AoSettings {
+            radius_voxels: 64.0,
+            ..AoSettings::default()
+        }
+    );
+    assert!(
+        toml::from_str::<AoSettings>("radius = 64.0").is_err(),
+        "unknown keys are rejected"
+    );
+    let offsets = AoDirections::Grid26.offsets();
+    assert_eq!(offsets.len(), 26);
+    assert_eq!((offsets[0], offsets[25]), ([-1, -1, -1], [1, 1, 1]));
 }
