@@ -22,6 +22,7 @@ bench:
 	$(CARGO) run --release -p kiln-bake --example mc_speed
 	$(CARGO) run --release -p kiln-bake --example ao_speed
 	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
+	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
 
 clean:
 	$(CARGO) clean

@@ -59,7 +59,7 @@ fn sample_manifest() -> Manifest {
 
 fn small_pack() -> Vec<u8> {
     let mut b = PackBuilder::new([0, 1, 0]);
-    b.add(&PackInfo { kind: PackKind::Tile { level: 0, x: 1, y: 2 }, world_name: "w".into(), world_hash: 1, inputs_hash: 2 }).unwrap();
+    b.add(&PackInfo { kind: PackKind::Tile { level: 0, x: 1, y: 2 }, world_name: "w".into(), inputs_hash: 2 }).unwrap();
     b.add(&sample_mesh()).unwrap();
     b.add(&VertexAo(vec![200; 36])).unwrap();
     b.to_bytes().unwrap()
@@ -83,7 +83,7 @@ fn with_header_fixed(mut bytes: Vec<u8>) -> Vec<u8> {
 #[test]
 fn every_section_kind_round_trips() {
     let mesh = sample_mesh();
-    let info = PackInfo { kind: PackKind::Manifest, world_name: "w".into(), world_hash: 3, inputs_hash: 4 };
+    let info = PackInfo { kind: PackKind::Manifest, world_name: "w".into(), inputs_hash: 4 };
     let files = EmbeddedFiles { files: vec![EmbeddedFile { name: "world.toml".into(), bytes: b"name = \"w\"".to_vec() }] };
     let mut b = PackBuilder::new([1, 2, 3]);
     b.add(&info).unwrap().add(&mesh).unwrap().add(&VertexAo(vec![0, 1, 255])).unwrap();

@@ -102,8 +102,8 @@ fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf]) -> Vec<St
                 if info.kind != expected {
                     out.push(at(format!("pack says it is {:?}, manifest lists it as {expected:?}", info.kind)));
                 }
-                if info.world_hash != manifest.world_hash {
-                    out.push(at(format!("world hash {:016x} differs from the manifest's {:016x}", info.world_hash, manifest.world_hash)));
+                if info.world_name != manifest.world_name {
+                    out.push(at(format!("pack belongs to world {:?}, the manifest to {:?}", info.world_name, manifest.world_name)));
                 }
             }
             _ => continue,

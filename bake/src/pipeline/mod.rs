@@ -39,7 +39,7 @@ mod stage_version {
     pub const DENSITY: u32 = 1;
     pub const TILE_INPUTS: u32 = 1;
     pub const GEOMETRY: u32 = 1;
-    pub const PACK: u32 = 1;
+    pub const PACK: u32 = 2;
 }
 
 /// How to run a bake.
@@ -151,7 +151,7 @@ impl Plan<'_> {
     fn pack_inputs(&self, geometry: &StageInputs) -> StageInputs {
         StageInputs::new("pack", stage_version::PACK)
             .with("geometry", geometry.key().0)
-            .with("world", self.world_hash as u128)
+            .with("world name", settings_hash(&self.world.spec.name))
             .with("writer", settings_hash(&writer_version()))
     }
 
@@ -259,7 +259,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
             cpu = TileTimings { mesh: cpu.mesh + t.mesh, ao: cpu.ao + t.ao, encode: cpu.encode + t.encode };
         }
     }
-    let ctx = PackContext { world_name: &spec.name, world_hash: plan.world_hash, writer_version: writer_version() };
+    let ctx = PackContext { world_name: &spec.name, writer_version: writer_version() };
     let assembled: Vec<BakedTile> = missing
         .par_iter()
         .zip(&geometry)
@@ -353,7 +353,7 @@ fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, CliError> 
     };
     let mut pack = PackBuilder::new(writer_version());
     let pack_err = |e| plan.failed(format_args!("encoding the manifest: {e}"));
-    pack.add(&PackInfo { kind: PackKind::Manifest, world_name: spec.name.clone(), world_hash: plan.world_hash, inputs_hash: plan.world_hash })
+    pack.add(&PackInfo { kind: PackKind::Manifest, world_name: spec.name.clone(), inputs_hash: plan.world_hash })
         .map_err(pack_err)?;
     pack.add(&manifest).map_err(pack_err)?;
     pack.add(&plan.world.embedded_sources()).map_err(pack_err)?;
@@ -439,6 +439,6 @@ pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> 
     let pack_key = plan.pack_inputs(&geometry_key);
     let inputs = GeometryInputs { tiling, volume: &v.density, occupancy: &v.occupancy, ao: &spec.ao };
     let g = bake_geometry(&inputs, plan.tiles[index], &mut IsoMesh::default(), &mut TileTimings::default()).map_err(|e| plan.failed(e))?;
-    let ctx = PackContext { world_name: &spec.name, world_hash: plan.world_hash, writer_version: writer_version() };
+    let ctx = PackContext { world_name: &spec.name, writer_version: writer_version() };
     Ok(assemble_pack(&ctx, id, &g, pack_key.key().0 as u64).map_err(|e| plan.failed(e))?.pack)
 }

@@ -185,7 +185,6 @@ pub fn bake_geometry(inputs: &GeometryInputs, id: TileId, scratch: &mut IsoMesh,
 /// Identity of the bake a pack belongs to.
 pub struct PackContext<'a> {
     pub world_name: &'a str,
-    pub world_hash: u64,
     pub writer_version: [u16; 3],
 }
 
@@ -196,7 +195,6 @@ pub fn assemble_pack(ctx: &PackContext, id: TileId, geometry: &TileGeometry, inp
     pack.add(&PackInfo {
         kind: PackKind::Tile { level: id.level, x: id.x, y: id.y },
         world_name: ctx.world_name.to_owned(),
-        world_hash: ctx.world_hash,
         inputs_hash,
     })
     .map_err(pack_err)?;

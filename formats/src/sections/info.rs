@@ -19,9 +19,9 @@ pub enum PackKind {
 pub struct PackInfo {
     pub kind: PackKind,
     pub world_name: String,
-    /// Hash of the world's resolved definition (world file, brushes, heightmap).
-    pub world_hash: u64,
-    /// Hash of exactly the inputs this pack was computed from (its cache key).
+    /// Hash of exactly the inputs this pack was computed from (its cache key). A tile pack that did
+    /// not change between two bakes keeps its bytes, so bake diffs show only real changes; the
+    /// manifest's is the world hash.
     pub inputs_hash: u64,
 }
 
@@ -45,7 +45,6 @@ impl PackInfo {
         vec![
             ("kind", kind),
             ("world", self.world_name.clone()),
-            ("world_hash", format!("{:016x}", self.world_hash)),
             ("inputs_hash", format!("{:016x}", self.inputs_hash)),
         ]
     }

@@ -76,7 +76,6 @@ pub fn tile_pack(key: TileKey, lift: f32) -> (Vec<u8>, TileNode) {
     let info = PackInfo {
         kind: PackKind::Tile { level: key.level, x: key.x, y: key.y },
         world_name: "fixture".into(),
-        world_hash: 7,
         inputs_hash: u64::from(key.level) << 32 | u64::from(key.y) << 16 | u64::from(key.x),
     };
     b.add(&info).expect("info");
@@ -126,7 +125,7 @@ pub fn manifest_pack(nodes: Vec<TileNode>) -> Vec<u8> {
         nodes,
     };
     let mut b = PackBuilder::new([0, 1, 0]);
-    b.add(&PackInfo { kind: PackKind::Manifest, world_name: "fixture".into(), world_hash: 7, inputs_hash: 7 }).expect("info");
+    b.add(&PackInfo { kind: PackKind::Manifest, world_name: "fixture".into(), inputs_hash: 7 }).expect("info");
     b.add(&manifest).expect("manifest");
     b.to_bytes().expect("pack")
 }
