@@ -266,7 +266,14 @@ pub fn generate(world: &World) -> DensityVolume {
 /// [`generate`], also reporting what the clean-up stages changed.
 pub fn generate_with_stats(world: &World) -> (DensityVolume, DensityStats) {
     let field = DensityField::new(world);
-    let mut vol = field.volume();
+    let vol = field.volume();
+    finish(world, &field, vol)
+}
+
+/// The steps after the raw volume: brushes, then the `[floaters]` stages. `raw` must be
+/// `field.volume()` (possibly from a cache).
+pub fn finish(world: &World, field: &DensityField, raw: DensityVolume) -> (DensityVolume, DensityStats) {
+    let mut vol = raw;
     apply_brushes(&mut vol, &world.brushes, world.voxel_size());
     let mut stats = DensityStats::default();
     if world.spec.floaters.remove {

@@ -24,6 +24,23 @@ pub fn density_hash(world: &World) -> u128 {
     h.finish().0
 }
 
+/// Hash of what the raw density (noise and floor, before brushes and floaters) is made from.
+pub fn raw_density_hash(world: &World) -> u128 {
+    let mut spec = world.spec.clone();
+    spec.ao = Default::default();
+    spec.name.clear();
+    spec.brushes = Default::default();
+    spec.floaters = Default::default();
+    let mut h = KeyHasher::default();
+    h.str(&spec.canonical_toml());
+    if let Some(hm) = &world.heightmap {
+        h.u64(hm.width as u64).u64(hm.height as u64);
+        let bytes: Vec<u8> = hm.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+        h.bytes(&bytes);
+    }
+    h.finish().0
+}
+
 /// Hash of any serialisable settings (through their canonical JSON form).
 pub fn settings_hash<T: serde::Serialize>(value: &T) -> u128 {
     KeyHasher::default().str(&serde_json::to_string(value).expect("settings serialise")).finish().0

@@ -21,7 +21,7 @@ use kiln_formats::PackBuilder;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-use inputs::{density_hash, settings_hash, tile_input_hashes, TileInputHashes};
+use inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
 pub use lod::{TileId, Tiling};
 use output::Staging;
 pub use stage_cache::{StageCache, StageInputs, Tally};
@@ -161,7 +161,19 @@ impl Plan<'_> {
         let density = match cache.lookup("volume", &self.density_inputs).filter(|b| b.len() == expected) {
             Some(bytes) => DensityVolume { dims, data: bytemuck::pod_collect_to_vec(&bytes) },
             None => {
-                let v = crate::density::generate(self.world);
+                // The raw noise is most of the work and does not change with brushes or floater
+                // settings, so it has its own cache entry.
+                let field = crate::density::DensityField::new(self.world);
+                let raw_inputs = StageInputs::new("raw density", stage_version::DENSITY).with("noise and floor", raw_density_hash(self.world));
+                let raw = match cache.lookup("volume", &raw_inputs).filter(|b| b.len() == expected) {
+                    Some(bytes) => DensityVolume { dims, data: bytemuck::pod_collect_to_vec(&bytes) },
+                    None => {
+                        let v = field.volume();
+                        cache.computed("volume", &raw_inputs, bytemuck::cast_slice(&v.data));
+                        v
+                    }
+                };
+                let (v, _) = crate::density::finish(self.world, &field, raw);
                 cache.computed("volume", &self.density_inputs, bytemuck::cast_slice(&v.data));
                 v
             }
