@@ -1,3 +1,4 @@
 //! Kiln baker library: world files, bake stages and the `kiln` CLI.
 
 pub mod grid;
+pub mod lighting;
