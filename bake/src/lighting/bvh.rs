@@ -5,13 +5,14 @@
 //! thread count. Nodes are 64-byte cache lines holding *both* children's boxes, so one fetch tests
 //! two boxes; triangles are copied into leaf order so a leaf's triangles are contiguous.
 //!
-//! Triangles are intersected with the watertight test of Woop, Benthin and Wald (JCGT 2013): a ray
-//! through a shared edge or vertex hits at least one of the triangles sharing it. Both windings
-//! hit; [`Hit::front`] says which side was struck (front = the side the counter-clockwise normal
+//! Triangles are intersected with a watertight test (see `triangle.rs`): a ray through a shared
+//! edge or vertex hits at least one of the triangles sharing it. Both windings hit;
+//! [`Hit::front`] says which side was struck (front = the side the counter-clockwise normal
 //! points to).
 
+use super::triangle::{RayPre, Tri};
 use super::LightingError;
-use glam::Vec3A;
+use glam::{Vec3A, Vec4, Vec4Swizzles};
 
 /// Largest triangle count a leaf may hold (3 bits of the child word).
 const MAX_LEAF: usize = 8;
@@ -60,18 +61,13 @@ pub enum Cull {
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Node {
-    /// `lo[axis][child]`, `hi[axis][child]`: the two children's boxes.
-    lo: [[f32; 2]; 3],
-    hi: [[f32; 2]; 3],
+    /// Per axis: (lo of child 0, lo of child 1, hi of child 0, hi of child 1), so both boxes
+    /// are tested with one 4-wide operation per axis.
+    slab: [Vec4; 3],
     /// Interior: node index. Leaf: `LEAF_FLAG | first << 3 | (count - 1)`.
     child: [u32; 2],
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Tri {
-    v: [[f32; 3]; 3],
-    id: u32,
-}
 
 /// A BVH over a triangle mesh. Immutable once built; queries are `&self` and thread-safe.
 #[derive(Debug)]
@@ -118,7 +114,7 @@ struct BuildInput<'a> {
 impl Bvh {
     /// Builds the hierarchy over `indices.len() / 3` triangles of `positions`.
     pub fn build(positions: &[[f32; 3]], indices: &[u32]) -> Result<Bvh, LightingError> {
-        if indices.len() % 3 != 0 {
+        if !indices.len().is_multiple_of(3) {
             return Err(LightingError::Mesh(format!("index count {} is not a multiple of 3", indices.len())));
         }
         let tri_count = indices.len() / 3;
@@ -145,10 +141,10 @@ impl Bvh {
             .collect();
         let centroids: Vec<Vec3A> = boxes.iter().map(|b| (b.lo + b.hi) * 0.5).collect();
         let mut ids: Vec<u32> = (0..tri_count as u32).collect();
-        let mut bounds = Aabb::EMPTY;
-        boxes.iter().for_each(|b| bounds.grow(b));
         let input = BuildInput { boxes: &boxes, centroids: &centroids };
-        let tree = build_node(&input, &mut ids, 0, 0);
+        let root_bounds = Bounds::of(&input, &ids);
+        let bounds = root_bounds.boxes;
+        let tree = build_node(&input, &mut ids, 0, 0, root_bounds);
 
         let mut nodes = Vec::with_capacity(tri_count.max(1));
         let root = flatten(&tree, &mut nodes);
@@ -211,9 +207,9 @@ impl Bvh {
     #[inline]
     fn traverse(&self, ray: &Ray, pre: &RayPre, tmax: &mut f32, mut leaf_fn: impl FnMut(&Tri, &mut f32) -> bool) {
         let inv = pre.inv;
-        let oi = ray.origin * inv;
-        // Slab planes picked by direction sign, so each axis needs no min/max.
-        let near = [(inv.x < 0.0) as usize, (inv.y < 0.0) as usize, (inv.z < 0.0) as usize];
+        let (inv4, org4) = ([inv.x, inv.y, inv.z].map(Vec4::splat), [0, 1, 2].map(|a| Vec4::splat(ray.origin[a] * inv[a])));
+        // A negative direction swaps which plane of each slab is entered first.
+        let neg = [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0];
         let mut stack = [0u32; STACK];
         let mut sp = 0usize;
         let mut cur = self.root;
@@ -228,25 +224,21 @@ impl Bvh {
                 }
             } else {
                 let n = &self.nodes[cur as usize];
-                let mut t_near = [0.0f32; 2];
-                let mut hit = [false; 2];
-                for c in 0..2 {
-                    let bx = [[n.lo[0][c], n.hi[0][c]], [n.lo[1][c], n.hi[1][c]], [n.lo[2][c], n.hi[2][c]]];
-                    let tx0 = bx[0][near[0]] * inv.x - oi.x;
-                    let tx1 = bx[0][1 - near[0]] * inv.x - oi.x;
-                    let ty0 = bx[1][near[1]] * inv.y - oi.y;
-                    let ty1 = bx[1][1 - near[1]] * inv.y - oi.y;
-                    let tz0 = bx[2][near[2]] * inv.z - oi.z;
-                    let tz1 = bx[2][1 - near[2]] * inv.z - oi.z;
-                    let t0 = tx0.max(ty0).max(tz0).max(ray.tmin);
-                    // Widened by a few ulps so rounding never culls a box the ray grazes.
-                    let t1 = tx1.min(ty1).min(tz1).min(*tmax) * (1.0 + 4.0 * f32::EPSILON);
-                    t_near[c] = t0;
-                    hit[c] = t0 <= t1;
+                // Lanes 0, 1: entry distances of the two children; lanes 2, 3: exit distances.
+                let mut t = [Vec4::ZERO; 3];
+                for a in 0..3 {
+                    let v = n.slab[a] * inv4[a] - org4[a];
+                    t[a] = if neg[a] { v.zwxy() } else { v };
                 }
+                let enter = t[0].max(t[1]).max(t[2]);
+                let exit = t[0].min(t[1]).min(t[2]);
+                let t0 = [enter.x.max(ray.tmin), enter.y.max(ray.tmin)];
+                // Widened by a few ulps so rounding never culls a box the ray grazes.
+                let widen = 1.0 + 4.0 * f32::EPSILON;
+                let hit = [t0[0] <= exit.z.min(*tmax) * widen, t0[1] <= exit.w.min(*tmax) * widen];
                 match (hit[0], hit[1]) {
                     (true, true) => {
-                        let (a, b) = if t_near[0] <= t_near[1] { (0, 1) } else { (1, 0) };
+                        let (a, b) = if t0[0] <= t0[1] { (0, 1) } else { (1, 0) };
                         stack[sp] = n.child[b];
                         sp += 1;
                         cur = n.child[a];
@@ -272,53 +264,67 @@ impl Bvh {
     }
 }
 
-fn build_node(input: &BuildInput, ids: &mut [u32], offset: u32, depth: u32) -> BuildNode {
+/// Bounds of a set of primitives: their boxes and their centroids.
+#[derive(Clone, Copy)]
+struct Bounds {
+    boxes: Aabb,
+    centroids: Aabb,
+}
+
+impl Bounds {
+    const EMPTY: Bounds = Bounds { boxes: Aabb::EMPTY, centroids: Aabb::EMPTY };
+    fn of(input: &BuildInput, ids: &[u32]) -> Bounds {
+        let mut b = Bounds::EMPTY;
+        for &i in ids {
+            b.boxes.grow(&input.boxes[i as usize]);
+            b.centroids.grow_point(input.centroids[i as usize]);
+        }
+        b
+    }
+    fn grow(&mut self, o: &Bounds) {
+        self.boxes.grow(&o.boxes);
+        self.centroids.grow(&o.centroids);
+    }
+}
+
+/// Builds the subtree over `ids` (whose bounds are `bounds`), placed at `offset` in leaf order.
+fn build_node(input: &BuildInput, ids: &mut [u32], offset: u32, depth: u32, bounds: Bounds) -> BuildNode {
     let n = ids.len();
     if n <= 1 {
         return BuildNode::Leaf { start: offset, count: n as u32 };
     }
-    let mut cb = Aabb::EMPTY;
-    let mut nb = Aabb::EMPTY;
-    for &i in ids.iter() {
-        cb.grow_point(input.centroids[i as usize]);
-        nb.grow(&input.boxes[i as usize]);
-    }
-    let split = if depth < SAH_MAX_DEPTH { sah_split(input, ids, &cb, &nb) } else { None };
-    let mid = match split {
+    let split = if depth < SAH_MAX_DEPTH { sah_split(input, ids, &bounds) } else { None };
+    let (mid, kid_bounds) = match split {
         Some(Split::Leaf) => return BuildNode::Leaf { start: offset, count: n as u32 },
-        Some(Split::Plane { axis, bin, scale, lo }) => {
+        Some(Split::Plane { axis, bin, scale, lo, left, right }) => {
             let bin_of = |i: u32| bin_index(input.centroids[i as usize][axis], lo, scale);
-            partition(ids, |&i| bin_of(i) < bin)
+            (partition(ids, |&i| bin_of(i) < bin), [left, right])
         }
         None if n <= MAX_LEAF => return BuildNode::Leaf { start: offset, count: n as u32 },
         None => {
             // Median split along the widest centroid axis; ties broken by id for determinism.
-            let ext = cb.hi - cb.lo;
+            let ext = bounds.centroids.hi - bounds.centroids.lo;
             let axis = if ext.x >= ext.y && ext.x >= ext.z { 0 } else if ext.y >= ext.z { 1 } else { 2 };
             let key = |i: &u32| (input.centroids[*i as usize][axis], *i);
             ids.select_nth_unstable_by(n / 2, |a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
-            n / 2
+            let (l, r) = ids.split_at(n / 2);
+            (n / 2, [Bounds::of(input, l), Bounds::of(input, r)])
         }
     };
     let (left, right) = ids.split_at_mut(mid);
-    let bounds_of = |s: &[u32]| {
-        let mut b = Aabb::EMPTY;
-        s.iter().for_each(|&i| b.grow(&input.boxes[i as usize]));
-        b
-    };
-    let boxes = [bounds_of(left), bounds_of(right)];
     let roff = offset + mid as u32;
+    let [lb, rb] = kid_bounds;
     let (l, r) = if n > PARALLEL_THRESHOLD {
-        rayon::join(|| build_node(input, left, offset, depth + 1), || build_node(input, right, roff, depth + 1))
+        rayon::join(|| build_node(input, left, offset, depth + 1, lb), || build_node(input, right, roff, depth + 1, rb))
     } else {
-        (build_node(input, left, offset, depth + 1), build_node(input, right, roff, depth + 1))
+        (build_node(input, left, offset, depth + 1, lb), build_node(input, right, roff, depth + 1, rb))
     };
-    BuildNode::Inner { boxes, kids: Box::new([l, r]) }
+    BuildNode::Inner { boxes: [lb.boxes, rb.boxes], kids: Box::new([l, r]) }
 }
 
 enum Split {
     Leaf,
-    Plane { axis: usize, bin: usize, scale: f32, lo: f32 },
+    Plane { axis: usize, bin: usize, scale: f32, lo: f32, left: Bounds, right: Bounds },
 }
 
 #[inline]
@@ -326,40 +332,79 @@ fn bin_index(c: f32, lo: f32, scale: f32) -> usize {
     (((c - lo) * scale) as usize).min(BINS - 1)
 }
 
+#[derive(Clone, Copy)]
+struct Bin {
+    bounds: Bounds,
+    count: usize,
+}
+
+type Bins = [[Bin; BINS]; 3];
+
+/// Bins `ids` on all three axes. Big sets are binned in parallel chunks; merging takes minima,
+/// maxima and integer sums, which do not depend on the merge order.
+fn bin_all(input: &BuildInput, ids: &[u32], lo: Vec3A, scale: Vec3A) -> Bins {
+    let empty = [[Bin { bounds: Bounds::EMPTY, count: 0 }; BINS]; 3];
+    let bin_chunk = |chunk: &[u32]| {
+        let mut bins = empty;
+        for &i in chunk {
+            let c = input.centroids[i as usize];
+            let b = &input.boxes[i as usize];
+            for a in 0..3 {
+                let bin = &mut bins[a][bin_index(c[a], lo[a], scale[a])];
+                bin.bounds.boxes.grow(b);
+                bin.bounds.centroids.grow_point(c);
+                bin.count += 1;
+            }
+        }
+        bins
+    };
+    if ids.len() < 4 * PARALLEL_THRESHOLD {
+        return bin_chunk(ids);
+    }
+    use rayon::prelude::*;
+    ids.par_chunks(PARALLEL_THRESHOLD).map(bin_chunk).reduce(
+        || empty,
+        |mut x, y| {
+            for a in 0..3 {
+                for b in 0..BINS {
+                    x[a][b].bounds.grow(&y[a][b].bounds);
+                    x[a][b].count += y[a][b].count;
+                }
+            }
+            x
+        },
+    )
+}
+
 /// The best SAH plane among `BINS - 1` per axis, `Leaf` when a leaf is cheaper, or `None` when
 /// the centroids cannot be separated by binning.
-fn sah_split(input: &BuildInput, ids: &[u32], cb: &Aabb, nb: &Aabb) -> Option<Split> {
+fn sah_split(input: &BuildInput, ids: &[u32], bounds: &Bounds) -> Option<Split> {
     let n = ids.len();
+    let cb = &bounds.centroids;
+    let ext = cb.hi - cb.lo;
+    let flat = |a: usize| ext[a] <= f32::EPSILON * cb.lo[a].abs().max(cb.hi[a].abs()).max(1.0);
+    if (0..3).all(flat) {
+        return None;
+    }
+    let scale = Vec3A::from([0, 1, 2].map(|a| if flat(a) { 0.0 } else { BINS as f32 / ext[a] }));
+    let bins = bin_all(input, ids, cb.lo, scale);
     let mut best: Option<(f32, usize, usize)> = None;
-    for axis in 0..3 {
-        let (lo, hi) = (cb.lo[axis], cb.hi[axis]);
-        if hi - lo <= f32::EPSILON * lo.abs().max(hi.abs()).max(1.0) {
-            continue;
-        }
-        let scale = BINS as f32 / (hi - lo);
-        let mut bin_box = [Aabb::EMPTY; BINS];
-        let mut bin_count = [0usize; BINS];
-        for &i in ids {
-            let b = bin_index(input.centroids[i as usize][axis], lo, scale);
-            bin_box[b].grow(&input.boxes[i as usize]);
-            bin_count[b] += 1;
-        }
-        // Sweep from the right to get suffix areas, then from the left for the costs.
+    for axis in (0..3).filter(|&a| !flat(a)) {
+        let bins = &bins[axis];
+        // Sweep from the right for suffix areas, then from the left for the costs.
         let mut right_area = [0.0f32; BINS];
-        let mut acc = Aabb::EMPTY;
-        let mut cnt = 0;
         let mut right_count = [0usize; BINS];
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
         for b in (1..BINS).rev() {
-            acc.grow(&bin_box[b]);
-            cnt += bin_count[b];
+            acc.grow(&bins[b].bounds.boxes);
+            cnt += bins[b].count;
             right_area[b] = acc.half_area();
             right_count[b] = cnt;
         }
-        let mut acc = Aabb::EMPTY;
-        let mut cnt = 0;
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
         for b in 1..BINS {
-            acc.grow(&bin_box[b - 1]);
-            cnt += bin_count[b - 1];
+            acc.grow(&bins[b - 1].bounds.boxes);
+            cnt += bins[b - 1].count;
             if cnt == 0 || right_count[b] == 0 {
                 continue;
             }
@@ -372,12 +417,16 @@ fn sah_split(input: &BuildInput, ids: &[u32], cb: &Aabb, nb: &Aabb) -> Option<Sp
     let (cost, axis, bin) = best?;
     // Traversal cost of an interior node relative to one triangle test.
     const TRAVERSAL: f32 = 1.0;
-    let split_cost = TRAVERSAL + cost / nb.half_area().max(f32::MIN_POSITIVE);
+    let split_cost = TRAVERSAL + cost / bounds.boxes.half_area().max(f32::MIN_POSITIVE);
     if n <= MAX_LEAF && split_cost >= n as f32 {
         return Some(Split::Leaf);
     }
-    let (lo, hi) = (cb.lo[axis], cb.hi[axis]);
-    Some(Split::Plane { axis, bin, scale: BINS as f32 / (hi - lo), lo })
+    // The children's bounds are exactly the unions of their bins.
+    let (mut left, mut right) = (Bounds::EMPTY, Bounds::EMPTY);
+    for (b, item) in bins[axis].iter().enumerate() {
+        if b < bin { left.grow(&item.bounds) } else { right.grow(&item.bounds) }
+    }
+    Some(Split::Plane { axis, bin, scale: scale[axis], lo: cb.lo[axis], left, right })
 }
 
 /// Stable-order-independent in-place partition: moves elements satisfying `pred` first and
@@ -405,100 +454,21 @@ fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> u32 {
             if *count == 0 {
                 // Only an empty mesh yields an empty leaf; an inner node with two empty boxes
                 // can never be entered.
-                nodes.push(Node { lo: [[f32::INFINITY; 2]; 3], hi: [[f32::NEG_INFINITY; 2]; 3], child: [0, 0] });
+                let empty = Vec4::new(f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY);
+                nodes.push(Node { slab: [empty; 3], child: [0, 0] });
                 return (nodes.len() - 1) as u32;
             }
             leaf_word(*start, *count)
         }
         BuildNode::Inner { boxes, kids } => {
             let index = nodes.len();
-            let mut lo = [[0.0; 2]; 3];
-            let mut hi = [[0.0; 2]; 3];
-            for c in 0..2 {
-                for a in 0..3 {
-                    lo[a][c] = boxes[c].lo[a];
-                    hi[a][c] = boxes[c].hi[a];
-                }
-            }
-            nodes.push(Node { lo, hi, child: [0, 0] });
+            let slab = [0, 1, 2].map(|a| Vec4::new(boxes[0].lo[a], boxes[1].lo[a], boxes[0].hi[a], boxes[1].hi[a]));
+            nodes.push(Node { slab, child: [0, 0] });
             let l = flatten(&kids[0], nodes);
             let r = flatten(&kids[1], nodes);
             nodes[index].child = [l, r];
             index as u32
         }
-    }
-}
-
-/// Per-ray constants of the watertight test: the axis permutation and shear that map the ray to
-/// the +z axis through the origin.
-struct RayPre {
-    k: [usize; 3],
-    s: [f32; 3],
-    org: [f32; 3],
-    inv: Vec3A,
-}
-
-impl RayPre {
-    fn new(ray: &Ray) -> Self {
-        let d = ray.dir;
-        let a = d.abs();
-        let kz = if a.x >= a.y && a.x >= a.z { 0 } else if a.y >= a.z { 1 } else { 2 };
-        let mut kx = (kz + 1) % 3;
-        let mut ky = (kx + 1) % 3;
-        if d[kz] < 0.0 {
-            std::mem::swap(&mut kx, &mut ky); // keeps the permuted frame's handedness
-        }
-        let inv = Vec3A::new(safe_inv(d.x), safe_inv(d.y), safe_inv(d.z));
-        RayPre { k: [kx, ky, kz], s: [d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]], org: ray.origin.into(), inv }
-    }
-
-    #[inline]
-    fn intersect(&self, tri: &Tri, tmin: f32, tmax: f32) -> Option<Hit> {
-        let [kx, ky, kz] = self.k;
-        let [sx, sy, sz] = self.s;
-        let rel = |v: &[f32; 3]| [v[0] - self.org[0], v[1] - self.org[1], v[2] - self.org[2]];
-        let (a, b, c) = (rel(&tri.v[0]), rel(&tri.v[1]), rel(&tri.v[2]));
-        let ax = a[kx] - sx * a[kz];
-        let ay = a[ky] - sy * a[kz];
-        let bx = b[kx] - sx * b[kz];
-        let by = b[ky] - sy * b[kz];
-        let cx = c[kx] - sx * c[kz];
-        let cy = c[ky] - sy * c[kz];
-        let mut u = cx * by - cy * bx;
-        let mut v = ax * cy - ay * cx;
-        let mut w = bx * ay - by * ax;
-        if u == 0.0 || v == 0.0 || w == 0.0 {
-            // On an edge in single precision: decide it in double so neighbours agree.
-            let (ax, ay, bx, by, cx, cy) = (ax as f64, ay as f64, bx as f64, by as f64, cx as f64, cy as f64);
-            u = (cx * by - cy * bx) as f32;
-            v = (ax * cy - ay * cx) as f32;
-            w = (bx * ay - by * ax) as f32;
-        }
-        if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
-            return None;
-        }
-        let det = u + v + w;
-        if det == 0.0 {
-            return None;
-        }
-        let t_scaled = u * (sz * a[kz]) + v * (sz * b[kz]) + w * (sz * c[kz]);
-        let rcp = 1.0 / det;
-        let t = t_scaled * rcp;
-        if !(t >= tmin && t <= tmax) {
-            return None;
-        }
-        // det > 0 exactly when dot(dir, (v1-v0)×(v2-v0)) < 0 (see the module tests).
-        Some(Hit { t, tri: tri.id, u: v * rcp, v: w * rcp, front: det > 0.0 })
-    }
-}
-
-#[inline]
-fn safe_inv(x: f32) -> f32 {
-    // A zero component gives ±huge rather than ±inf so 0·inf NaNs cannot reach the slab test.
-    if x.abs() < 1e-30 {
-        1e30f32.copysign(x)
-    } else {
-        1.0 / x
     }
 }
 
@@ -633,3 +603,4 @@ mod tests {
         assert!(empty.intersect(&ray).is_none() && !empty.occluded(&ray, Cull::None));
     }
 }
+

@@ -11,7 +11,8 @@
 //! - **Surfaces** (collision estimator): each hit leaves its power on the hit triangle's corners;
 //!   a normal-aware filter over mesh edges turns power and vertex area into irradiance (see
 //!   `surface.rs`). Following mesh connectivity instead of a 3D grid means light cannot leak
-//!   through walls, ceilings or floors, however thin: the filter never crosses empty space.
+//!   through walls, ceilings or floors, however thin: the filter spreads only along the surface
+//!   (at most `smoothing` edges) and never across empty space or rock.
 //! - **Volume** (track-length estimator): every free-space segment adds to the cells it crosses,
 //!   in six directional bins (see [`IrradianceVolume`]).
 //! - **Sun and moon direct light** is not estimated but computed per query point with one
@@ -33,6 +34,7 @@ mod sources;
 pub mod spec;
 mod surface;
 mod transport;
+mod triangle;
 mod volume;
 
 #[cfg(test)]
@@ -169,7 +171,6 @@ pub fn bake_lighting(
     let eps = 2e-5 * scale;
     lo -= Vec3A::splat(4.0 * eps);
     hi += Vec3A::splat(4.0 * eps);
-
     let sources = sources::sources(spec, lo, hi);
     let total_paths = (spec.paths_per_area as f64 * surface.total_area).ceil().min(1e12) as u64;
     let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths) };
@@ -193,7 +194,6 @@ pub fn bake_lighting(
     };
     let mut power = vec![[0.0f32; 6]; surface.pos.len()];
     transport::trace_all(&scene, &sources, &counts, &mut power, &mut acc);
-
     let vertex = surface.irradiance(&power, spec.smoothing);
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
@@ -236,8 +236,8 @@ impl BakedLighting {
             }
             let ray = Ray { origin: p + n * self.eps, dir: *dir, tmin: 0.0, tmax: f32::INFINITY };
             if !self.bvh.occluded(&ray, Cull::BackFaces) {
-                for c in 0..3 {
-                    out.sun_moon[c] += e[c] * cos;
+                for (acc, e) in out.sun_moon.iter_mut().zip(e) {
+                    *acc += e * cos;
                 }
             }
         }
@@ -254,6 +254,16 @@ impl BakedLighting {
     /// Inverse-distance blend of up to 4 nearest welded vertices within `r` (facing within 75°
     /// of `n` and near its tangent plane when `oriented`).
     fn nearest(&self, p: Vec3A, n: Vec3A, r: f32, oriented: bool) -> Option<([f32; 3], [f32; 3])> {
+        // Queries at the baked vertices themselves (the common case) need only their own cell.
+        let mut exact = None;
+        self.grid.for_each_near(p, 0.0, |v| {
+            if exact.is_none() && self.surface.pos[v as usize] == p {
+                exact = Some(v);
+            }
+        });
+        if let Some(v) = exact {
+            return Some(self.vertex[v as usize]);
+        }
         let mut best = [(f32::INFINITY, u32::MAX); 4];
         self.grid.for_each_near(p, r, |v| {
             let d = self.surface.pos[v as usize] - p;
@@ -271,9 +281,6 @@ impl BakedLighting {
         });
         if best[0].1 == u32::MAX {
             return None;
-        }
-        if best[0].0 <= (1e-6 * r) * (1e-6 * r) {
-            return Some(self.vertex[best[0].1 as usize]);
         }
         let (mut amb, mut lit, mut wsum) = ([0.0f32; 3], [0.0f32; 3], 0.0f32);
         for &(d2, v) in best.iter().filter(|b| b.1 != u32::MAX) {
@@ -303,3 +310,4 @@ impl BakedLighting {
         &self.bvh
     }
 }
+

@@ -269,9 +269,7 @@ fn light_does_not_pass_through_a_thin_wall() {
 fn sealed_cave_is_black_under_sky_and_sun() {
     let (mut pos, mut idx) = (Vec::new(), Vec::new());
     room([0.0; 3], [2.0, 2.0, 1.0], &mut pos, &mut idx);
-    let mut spec = LightingSpec::default();
-    spec.time_of_day = 11.0;
-    spec.paths_per_area = 500.0;
+    let spec = LightingSpec { time_of_day: 11.0, paths_per_area: 500.0, ..LightingSpec::default() };
     let baked = bake(&pos, &idx, ([-1.0, -1.0, -1.0], [3.0, 3.0, 3.0]), &no_volume(), &spec, 1);
     let inside: Vec<[f32; 3]> = pos.iter().map(|p| p.map(|c| c.clamp(0.1, 0.9))).collect();
     let up = vec![[0.0, 0.0, 1.0]; pos.len()];
@@ -290,9 +288,11 @@ fn results_do_not_depend_on_the_thread_count() {
     let (mut pos, mut idx) = (Vec::new(), Vec::new());
     grid(20, (0.0, 3.0), (0.0, 3.0), 0.0, &mut pos, &mut idx);
     room([0.5, 0.5, 0.0], [1.5, 2.0, 1.0], &mut pos, &mut idx);
-    let mut spec = LightingSpec::default();
-    spec.paths_per_area = 600.0;
-    spec.lights = vec![LightSpec::Spot(SpotLight { position: [2.5, 2.5, 1.0], ..SpotLight::default() })];
+    let spec = LightingSpec {
+        paths_per_area: 600.0,
+        lights: vec![LightSpec::Spot(SpotLight { position: [2.5, 2.5, 1.0], ..SpotLight::default() })],
+        ..LightingSpec::default()
+    };
     let volume = VolumeDesc { min: [0.0; 3], max: [3.0, 3.0, 1.5], dims: [6, 6, 3] };
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
@@ -325,8 +325,7 @@ fn bad_inputs_are_errors_not_panics() {
     let b = ([0.0; 3], [1.0; 3]);
     assert!(matches!(bake_lighting(&mesh, b, &no_volume(), &LightingSpec::default(), 0), Err(LightingError::Mesh(_))));
     let mesh = SceneMesh { materials: None, ..mesh };
-    let mut spec = LightingSpec::default();
-    spec.bounces = 100;
+    let spec = LightingSpec { bounces: 100, ..LightingSpec::default() };
     assert!(matches!(bake_lighting(&mesh, b, &no_volume(), &spec, 0), Err(LightingError::Spec(_))));
     let bad_volume = VolumeDesc { min: [0.0; 3], max: [0.0, 1.0, 1.0], dims: [2, 2, 2] };
     assert!(matches!(bake_lighting(&mesh, b, &bad_volume, &LightingSpec::default(), 0), Err(LightingError::Volume(_))));

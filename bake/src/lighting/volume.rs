@@ -223,7 +223,7 @@ fn traverse(desc: &VolumeDesc, cell: Vec3A, s: &Segment, mut f: impl FnMut([usiz
         ta = ta.max(t0.min(t1));
         tb = tb.min(t0.max(t1));
     }
-    if !(ta < tb) {
+    if ta >= tb || ta.is_nan() || tb.is_nan() {
         return;
     }
     let p = s.origin + s.dir * ta;
@@ -360,10 +360,10 @@ impl IrradianceVolume {
                 w *= if off[a] == 1 { frac[a] } else { 1.0 - frac[a] };
             }
             let i = idx[0] + nx * (idx[1] + ny * idx[2]);
-            for b in 0..BINS {
+            for (b, wb) in weights.iter().enumerate() {
                 for c in 0..3 {
-                    amb[c] += w * weights[b] * self.ambient[i][b][c];
-                    dir[c] += w * weights[b] * self.direct[i][b][c];
+                    amb[c] += w * wb * self.ambient[i][b][c];
+                    dir[c] += w * wb * self.direct[i][b][c];
                 }
             }
         }
