@@ -5,6 +5,7 @@ pub mod cli;
 pub mod density;
 pub mod diff;
 pub mod grid;
+pub mod lighting;
 pub mod mc;
 pub mod pipeline;
 pub mod world;

@@ -1,0 +1,606 @@
+//! A bounding volume hierarchy over triangles with closest-hit and any-hit queries.
+//!
+//! Build: top-down binned SAH (16 bins on centroids, all three axes), subtrees built in parallel
+//! with `rayon::join` and flattened depth-first afterwards, so the layout never depends on the
+//! thread count. Nodes are 64-byte cache lines holding *both* children's boxes, so one fetch tests
+//! two boxes; triangles are copied into leaf order so a leaf's triangles are contiguous.
+//!
+//! Triangles are intersected with a watertight test (see `triangle.rs`): a ray through a shared
+//! edge or vertex hits at least one of the triangles sharing it. Both windings hit;
+//! [`Hit::front`] says which side was struck (front = the side the counter-clockwise normal
+//! points to).
+
+use super::triangle::{RayPre, Tri};
+use super::LightingError;
+use glam::{Vec3A, Vec4, Vec4Swizzles};
+
+/// Largest triangle count a leaf may hold (3 bits of the child word).
+const MAX_LEAF: usize = 8;
+const BINS: usize = 16;
+/// Beyond this depth nodes split at the median, which bounds the depth (and the traversal stack).
+const SAH_MAX_DEPTH: u32 = 40;
+const STACK: usize = 96;
+const LEAF_FLAG: u32 = 1 << 31;
+/// Subtrees with more triangles than this are built on another rayon task.
+const PARALLEL_THRESHOLD: usize = 16 * 1024;
+
+/// A ray with a parametric range `[tmin, tmax]`; `dir` need not be normalised (t is in its units).
+#[derive(Clone, Copy, Debug)]
+pub struct Ray {
+    pub origin: Vec3A,
+    pub dir: Vec3A,
+    pub tmin: f32,
+    pub tmax: f32,
+}
+
+/// The closest intersection found by [`Bvh::intersect`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    /// Ray parameter of the hit.
+    pub t: f32,
+    /// Index of the triangle in the input index buffer (triangle `i` = indices `3i..3i+3`).
+    pub tri: u32,
+    /// Barycentric weight of the triangle's second vertex.
+    pub u: f32,
+    /// Barycentric weight of the triangle's third vertex.
+    pub v: f32,
+    /// True when the ray travels against the triangle's geometric (counter-clockwise) normal.
+    pub front: bool,
+}
+
+/// Which hits an occlusion query counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cull {
+    /// Every triangle occludes.
+    None,
+    /// Only triangles seen from their front side occlude: a ray leaving a solid through its
+    /// surface passes. Lets points slightly inside a closed surface see out.
+    BackFaces,
+}
+
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Node {
+    /// Per axis: (lo of child 0, lo of child 1, hi of child 0, hi of child 1), so both boxes
+    /// are tested with one 4-wide operation per axis.
+    slab: [Vec4; 3],
+    /// Interior: node index. Leaf: `LEAF_FLAG | first << 3 | (count - 1)`.
+    child: [u32; 2],
+}
+
+
+/// A BVH over a triangle mesh. Immutable once built; queries are `&self` and thread-safe.
+#[derive(Debug)]
+pub struct Bvh {
+    nodes: Vec<Node>,
+    tris: Vec<Tri>,
+    root: u32,
+    lo: [f32; 3],
+    hi: [f32; 3],
+}
+
+#[derive(Clone, Copy)]
+struct Aabb {
+    lo: Vec3A,
+    hi: Vec3A,
+}
+
+impl Aabb {
+    const EMPTY: Aabb = Aabb { lo: Vec3A::splat(f32::INFINITY), hi: Vec3A::splat(f32::NEG_INFINITY) };
+    fn grow(&mut self, o: &Aabb) {
+        self.lo = self.lo.min(o.lo);
+        self.hi = self.hi.max(o.hi);
+    }
+    fn grow_point(&mut self, p: Vec3A) {
+        self.lo = self.lo.min(p);
+        self.hi = self.hi.max(p);
+    }
+    fn half_area(&self) -> f32 {
+        let d = (self.hi - self.lo).max(Vec3A::ZERO);
+        d.x * d.y + d.y * d.z + d.z * d.x
+    }
+}
+
+enum BuildNode {
+    Leaf { start: u32, count: u32 },
+    Inner { boxes: [Aabb; 2], kids: Box<[BuildNode; 2]> },
+}
+
+struct BuildInput<'a> {
+    boxes: &'a [Aabb],
+    centroids: &'a [Vec3A],
+}
+
+impl Bvh {
+    /// Builds the hierarchy over `indices.len() / 3` triangles of `positions`.
+    pub fn build(positions: &[[f32; 3]], indices: &[u32]) -> Result<Bvh, LightingError> {
+        if !indices.len().is_multiple_of(3) {
+            return Err(LightingError::Mesh(format!("index count {} is not a multiple of 3", indices.len())));
+        }
+        let tri_count = indices.len() / 3;
+        if tri_count >= (1 << 28) {
+            return Err(LightingError::Mesh(format!("{tri_count} triangles exceed the 2^28 limit")));
+        }
+        if let Some(p) = positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+            return Err(LightingError::Mesh(format!("position {p} is not finite")));
+        }
+        if let Some(i) = indices.iter().position(|&i| i as usize >= positions.len()) {
+            return Err(LightingError::Mesh(format!(
+                "index {i} refers to vertex {} of {}",
+                indices[i],
+                positions.len()
+            )));
+        }
+        let corner = |t: usize, k: usize| Vec3A::from(positions[indices[3 * t + k] as usize]);
+        let boxes: Vec<Aabb> = (0..tri_count)
+            .map(|t| {
+                let mut b = Aabb::EMPTY;
+                (0..3).for_each(|k| b.grow_point(corner(t, k)));
+                b
+            })
+            .collect();
+        let centroids: Vec<Vec3A> = boxes.iter().map(|b| (b.lo + b.hi) * 0.5).collect();
+        let mut ids: Vec<u32> = (0..tri_count as u32).collect();
+        let input = BuildInput { boxes: &boxes, centroids: &centroids };
+        let root_bounds = Bounds::of(&input, &ids);
+        let bounds = root_bounds.boxes;
+        let tree = build_node(&input, &mut ids, 0, 0, root_bounds);
+
+        let mut nodes = Vec::with_capacity(tri_count.max(1));
+        let root = flatten(&tree, &mut nodes);
+        let tris = ids
+            .iter()
+            .map(|&t| Tri {
+                v: [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]),
+                id: t,
+            })
+            .collect();
+        let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
+        Ok(Bvh { nodes, tris, root, lo, hi })
+    }
+
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.tris.len()
+    }
+
+    /// The box around every triangle (zero box when empty).
+    pub fn bounds(&self) -> ([f32; 3], [f32; 3]) {
+        (self.lo, self.hi)
+    }
+
+    /// The closest hit with `t` in `[ray.tmin, ray.tmax]`, either winding.
+    pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
+        if self.tris.is_empty() {
+            return None;
+        }
+        let pre = RayPre::new(ray);
+        let mut best: Option<Hit> = None;
+        let mut tmax = ray.tmax;
+        self.traverse(ray, &pre, &mut tmax, |tri, tmax| {
+            if let Some(h) = pre.intersect(tri, ray.tmin, *tmax) {
+                *tmax = h.t;
+                best = Some(h);
+            }
+            false
+        });
+        best
+    }
+
+    /// Whether any triangle (subject to `cull`) is hit with `t` in `[ray.tmin, ray.tmax]`.
+    pub fn occluded(&self, ray: &Ray, cull: Cull) -> bool {
+        if self.tris.is_empty() {
+            return false;
+        }
+        let pre = RayPre::new(ray);
+        let mut tmax = ray.tmax;
+        let mut found = false;
+        self.traverse(ray, &pre, &mut tmax, |tri, tmax| {
+            found = pre.intersect(tri, ray.tmin, *tmax).is_some_and(|h| cull == Cull::None || h.front);
+            found
+        });
+        found
+    }
+
+    /// Walks the nodes whose boxes the ray enters within `[tmin, *tmax]`, nearer child first, and
+    /// calls `leaf_fn` per triangle; `leaf_fn` may shrink `tmax` and returns true to stop.
+    #[inline]
+    fn traverse(&self, ray: &Ray, pre: &RayPre, tmax: &mut f32, mut leaf_fn: impl FnMut(&Tri, &mut f32) -> bool) {
+        let inv = pre.inv;
+        let (inv4, org4) = ([inv.x, inv.y, inv.z].map(Vec4::splat), [0, 1, 2].map(|a| Vec4::splat(ray.origin[a] * inv[a])));
+        // A negative direction swaps which plane of each slab is entered first.
+        let neg = [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0];
+        let mut stack = [0u32; STACK];
+        let mut sp = 0usize;
+        let mut cur = self.root;
+        loop {
+            if cur & LEAF_FLAG != 0 {
+                let first = ((cur & !LEAF_FLAG) >> 3) as usize;
+                let count = (cur & 7) as usize + 1;
+                for tri in &self.tris[first..first + count] {
+                    if leaf_fn(tri, tmax) {
+                        return;
+                    }
+                }
+            } else {
+                let n = &self.nodes[cur as usize];
+                // Lanes 0, 1: entry distances of the two children; lanes 2, 3: exit distances.
+                let mut t = [Vec4::ZERO; 3];
+                for a in 0..3 {
+                    let v = n.slab[a] * inv4[a] - org4[a];
+                    t[a] = if neg[a] { v.zwxy() } else { v };
+                }
+                let enter = t[0].max(t[1]).max(t[2]);
+                let exit = t[0].min(t[1]).min(t[2]);
+                let t0 = [enter.x.max(ray.tmin), enter.y.max(ray.tmin)];
+                // Widened by a few ulps so rounding never culls a box the ray grazes.
+                let widen = 1.0 + 4.0 * f32::EPSILON;
+                let hit = [t0[0] <= exit.z.min(*tmax) * widen, t0[1] <= exit.w.min(*tmax) * widen];
+                match (hit[0], hit[1]) {
+                    (true, true) => {
+                        let (a, b) = if t0[0] <= t0[1] { (0, 1) } else { (1, 0) };
+                        stack[sp] = n.child[b];
+                        sp += 1;
+                        cur = n.child[a];
+                        continue;
+                    }
+                    (true, false) => {
+                        cur = n.child[0];
+                        continue;
+                    }
+                    (false, true) => {
+                        cur = n.child[1];
+                        continue;
+                    }
+                    (false, false) => {}
+                }
+            }
+            if sp == 0 {
+                return;
+            }
+            sp -= 1;
+            cur = stack[sp];
+        }
+    }
+}
+
+/// Bounds of a set of primitives: their boxes and their centroids.
+#[derive(Clone, Copy)]
+struct Bounds {
+    boxes: Aabb,
+    centroids: Aabb,
+}
+
+impl Bounds {
+    const EMPTY: Bounds = Bounds { boxes: Aabb::EMPTY, centroids: Aabb::EMPTY };
+    fn of(input: &BuildInput, ids: &[u32]) -> Bounds {
+        let mut b = Bounds::EMPTY;
+        for &i in ids {
+            b.boxes.grow(&input.boxes[i as usize]);
+            b.centroids.grow_point(input.centroids[i as usize]);
+        }
+        b
+    }
+    fn grow(&mut self, o: &Bounds) {
+        self.boxes.grow(&o.boxes);
+        self.centroids.grow(&o.centroids);
+    }
+}
+
+/// Builds the subtree over `ids` (whose bounds are `bounds`), placed at `offset` in leaf order.
+fn build_node(input: &BuildInput, ids: &mut [u32], offset: u32, depth: u32, bounds: Bounds) -> BuildNode {
+    let n = ids.len();
+    if n <= 1 {
+        return BuildNode::Leaf { start: offset, count: n as u32 };
+    }
+    let split = if depth < SAH_MAX_DEPTH { sah_split(input, ids, &bounds) } else { None };
+    let (mid, kid_bounds) = match split {
+        Some(Split::Leaf) => return BuildNode::Leaf { start: offset, count: n as u32 },
+        Some(Split::Plane { axis, bin, scale, lo, left, right }) => {
+            let bin_of = |i: u32| bin_index(input.centroids[i as usize][axis], lo, scale);
+            (partition(ids, |&i| bin_of(i) < bin), [left, right])
+        }
+        None if n <= MAX_LEAF => return BuildNode::Leaf { start: offset, count: n as u32 },
+        None => {
+            // Median split along the widest centroid axis; ties broken by id for determinism.
+            let ext = bounds.centroids.hi - bounds.centroids.lo;
+            let axis = if ext.x >= ext.y && ext.x >= ext.z { 0 } else if ext.y >= ext.z { 1 } else { 2 };
+            let key = |i: &u32| (input.centroids[*i as usize][axis], *i);
+            ids.select_nth_unstable_by(n / 2, |a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
+            let (l, r) = ids.split_at(n / 2);
+            (n / 2, [Bounds::of(input, l), Bounds::of(input, r)])
+        }
+    };
+    let (left, right) = ids.split_at_mut(mid);
+    let roff = offset + mid as u32;
+    let [lb, rb] = kid_bounds;
+    let (l, r) = if n > PARALLEL_THRESHOLD {
+        rayon::join(|| build_node(input, left, offset, depth + 1, lb), || build_node(input, right, roff, depth + 1, rb))
+    } else {
+        (build_node(input, left, offset, depth + 1, lb), build_node(input, right, roff, depth + 1, rb))
+    };
+    BuildNode::Inner { boxes: [lb.boxes, rb.boxes], kids: Box::new([l, r]) }
+}
+
+enum Split {
+    Leaf,
+    Plane { axis: usize, bin: usize, scale: f32, lo: f32, left: Bounds, right: Bounds },
+}
+
+#[inline]
+fn bin_index(c: f32, lo: f32, scale: f32) -> usize {
+    (((c - lo) * scale) as usize).min(BINS - 1)
+}
+
+#[derive(Clone, Copy)]
+struct Bin {
+    bounds: Bounds,
+    count: usize,
+}
+
+type Bins = [[Bin; BINS]; 3];
+
+/// Bins `ids` on all three axes. Big sets are binned in parallel chunks; merging takes minima,
+/// maxima and integer sums, which do not depend on the merge order.
+fn bin_all(input: &BuildInput, ids: &[u32], lo: Vec3A, scale: Vec3A) -> Bins {
+    let empty = [[Bin { bounds: Bounds::EMPTY, count: 0 }; BINS]; 3];
+    let bin_chunk = |chunk: &[u32]| {
+        let mut bins = empty;
+        for &i in chunk {
+            let c = input.centroids[i as usize];
+            let b = &input.boxes[i as usize];
+            for a in 0..3 {
+                let bin = &mut bins[a][bin_index(c[a], lo[a], scale[a])];
+                bin.bounds.boxes.grow(b);
+                bin.bounds.centroids.grow_point(c);
+                bin.count += 1;
+            }
+        }
+        bins
+    };
+    if ids.len() < 4 * PARALLEL_THRESHOLD {
+        return bin_chunk(ids);
+    }
+    use rayon::prelude::*;
+    ids.par_chunks(PARALLEL_THRESHOLD).map(bin_chunk).reduce(
+        || empty,
+        |mut x, y| {
+            for a in 0..3 {
+                for b in 0..BINS {
+                    x[a][b].bounds.grow(&y[a][b].bounds);
+                    x[a][b].count += y[a][b].count;
+                }
+            }
+            x
+        },
+    )
+}
+
+/// The best SAH plane among `BINS - 1` per axis, `Leaf` when a leaf is cheaper, or `None` when
+/// the centroids cannot be separated by binning.
+fn sah_split(input: &BuildInput, ids: &[u32], bounds: &Bounds) -> Option<Split> {
+    let n = ids.len();
+    let cb = &bounds.centroids;
+    let ext = cb.hi - cb.lo;
+    let flat = |a: usize| ext[a] <= f32::EPSILON * cb.lo[a].abs().max(cb.hi[a].abs()).max(1.0);
+    if (0..3).all(flat) {
+        return None;
+    }
+    let scale = Vec3A::from([0, 1, 2].map(|a| if flat(a) { 0.0 } else { BINS as f32 / ext[a] }));
+    let bins = bin_all(input, ids, cb.lo, scale);
+    let mut best: Option<(f32, usize, usize)> = None;
+    for axis in (0..3).filter(|&a| !flat(a)) {
+        let bins = &bins[axis];
+        // Sweep from the right for suffix areas, then from the left for the costs.
+        let mut right_area = [0.0f32; BINS];
+        let mut right_count = [0usize; BINS];
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
+        for b in (1..BINS).rev() {
+            acc.grow(&bins[b].bounds.boxes);
+            cnt += bins[b].count;
+            right_area[b] = acc.half_area();
+            right_count[b] = cnt;
+        }
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0);
+        for b in 1..BINS {
+            acc.grow(&bins[b - 1].bounds.boxes);
+            cnt += bins[b - 1].count;
+            if cnt == 0 || right_count[b] == 0 {
+                continue;
+            }
+            let cost = acc.half_area() * cnt as f32 + right_area[b] * right_count[b] as f32;
+            if best.is_none_or(|(c, _, _)| cost < c) {
+                best = Some((cost, axis, b));
+            }
+        }
+    }
+    let (cost, axis, bin) = best?;
+    // Traversal cost of an interior node relative to one triangle test.
+    const TRAVERSAL: f32 = 1.0;
+    let split_cost = TRAVERSAL + cost / bounds.boxes.half_area().max(f32::MIN_POSITIVE);
+    if n <= MAX_LEAF && split_cost >= n as f32 {
+        return Some(Split::Leaf);
+    }
+    // The children's bounds are exactly the unions of their bins.
+    let (mut left, mut right) = (Bounds::EMPTY, Bounds::EMPTY);
+    for (b, item) in bins[axis].iter().enumerate() {
+        if b < bin { left.grow(&item.bounds) } else { right.grow(&item.bounds) }
+    }
+    Some(Split::Plane { axis, bin, scale: scale[axis], lo: cb.lo[axis], left, right })
+}
+
+/// Stable-order-independent in-place partition: moves elements satisfying `pred` first and
+/// returns their count. Deterministic (a fixed sequence of swaps).
+fn partition(ids: &mut [u32], pred: impl Fn(&u32) -> bool) -> usize {
+    let mut first = 0;
+    for i in 0..ids.len() {
+        if pred(&ids[i]) {
+            ids.swap(first, i);
+            first += 1;
+        }
+    }
+    first
+}
+
+fn leaf_word(start: u32, count: u32) -> u32 {
+    debug_assert!((1..=MAX_LEAF as u32).contains(&count));
+    LEAF_FLAG | (start << 3) | (count - 1)
+}
+
+/// Appends `node` depth-first and returns its child word.
+fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> u32 {
+    match node {
+        BuildNode::Leaf { start, count } => {
+            if *count == 0 {
+                // Only an empty mesh yields an empty leaf; an inner node with two empty boxes
+                // can never be entered.
+                let empty = Vec4::new(f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY);
+                nodes.push(Node { slab: [empty; 3], child: [0, 0] });
+                return (nodes.len() - 1) as u32;
+            }
+            leaf_word(*start, *count)
+        }
+        BuildNode::Inner { boxes, kids } => {
+            let index = nodes.len();
+            let slab = [0, 1, 2].map(|a| Vec4::new(boxes[0].lo[a], boxes[1].lo[a], boxes[0].hi[a], boxes[1].hi[a]));
+            nodes.push(Node { slab, child: [0, 0] });
+            let l = flatten(&kids[0], nodes);
+            let r = flatten(&kids[1], nodes);
+            nodes[index].child = [l, r];
+            index as u32
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lighting::rng::{uniform_sphere, Rng};
+
+    fn random_soup(count: usize, seed: u64) -> (Vec<[f32; 3]>, Vec<u32>) {
+        let mut rng = Rng::new(seed, 0, 0);
+        let mut pos = Vec::new();
+        for _ in 0..count {
+            let c = [rng.next_f32() * 10.0, rng.next_f32() * 10.0, rng.next_f32() * 10.0];
+            for _ in 0..3 {
+                pos.push([0, 1, 2].map(|k| c[k] + (rng.next_f32() - 0.5) * 1.5));
+            }
+        }
+        let idx = (0..pos.len() as u32).collect();
+        (pos, idx)
+    }
+
+    fn brute(pos: &[[f32; 3]], idx: &[u32], ray: &Ray) -> Option<Hit> {
+        let pre = RayPre::new(ray);
+        let mut best: Option<Hit> = None;
+        for t in 0..idx.len() / 3 {
+            let tri = Tri { v: [0, 1, 2].map(|k| pos[idx[3 * t + k] as usize]), id: t as u32 };
+            if let Some(h) = pre.intersect(&tri, ray.tmin, best.map_or(ray.tmax, |b| b.t)) {
+                best = Some(h);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn bvh_matches_brute_force_on_random_rays() {
+        let (pos, idx) = random_soup(3000, 5);
+        let bvh = Bvh::build(&pos, &idx).unwrap();
+        let mut rng = Rng::new(9, 0, 0);
+        let mut hits = 0;
+        for i in 0..1500 {
+            let origin = Vec3A::new(rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0);
+            let dir = uniform_sphere(rng.next_f32(), rng.next_f32()) * (0.5 + rng.next_f32());
+            let tmax = if i % 3 == 0 { f32::INFINITY } else { rng.next_f32() * 8.0 };
+            let ray = Ray { origin, dir, tmin: 0.0, tmax };
+            let (a, b) = (bvh.intersect(&ray), brute(&pos, &idx, &ray));
+            assert_eq!(a.map(|h| h.t), b.map(|h| h.t), "ray {i}");
+            hits += a.is_some() as usize;
+            assert_eq!(bvh.occluded(&ray, Cull::None), b.is_some(), "ray {i}");
+            let front_only = {
+                let mut r = ray;
+                let mut any = false;
+                // Brute-force front-face occlusion: walk every hit along the ray.
+                while let Some(h) = brute(&pos, &idx, &r) {
+                    if h.front {
+                        any = true;
+                        break;
+                    }
+                    r.tmin = h.t.next_up_approx();
+                }
+                any
+            };
+            assert_eq!(bvh.occluded(&ray, Cull::BackFaces), front_only, "ray {i}");
+        }
+        assert!(hits > 300 && hits < 1400, "degenerate test: {hits} hits");
+    }
+
+    trait NextUp {
+        fn next_up_approx(self) -> f32;
+    }
+    impl NextUp for f32 {
+        fn next_up_approx(self) -> f32 {
+            f32::from_bits(self.to_bits() + 1)
+        }
+    }
+
+    #[test]
+    fn front_flag_follows_the_winding_and_barycentrics_reconstruct_the_point() {
+        let pos = vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]; // normal +z
+        let bvh = Bvh::build(&pos, &[0, 1, 2]).unwrap();
+        let down = Ray { origin: Vec3A::new(0.2, 0.3, 1.0), dir: Vec3A::new(0.1, 0.0, -1.0), tmin: 0.0, tmax: 10.0 };
+        let h = bvh.intersect(&down).unwrap();
+        assert!(h.front);
+        let p = down.origin + down.dir * h.t;
+        assert!((p - Vec3A::new(h.u, h.v, 0.0)).length() < 1e-6, "{p:?} {h:?}");
+        let up = Ray { origin: Vec3A::new(0.2, 0.3, -1.0), dir: Vec3A::new(0.0, 0.05, 1.0), tmin: 0.0, tmax: 10.0 };
+        assert!(!bvh.intersect(&up).unwrap().front);
+        assert!(bvh.occluded(&up, Cull::None) && !bvh.occluded(&up, Cull::BackFaces));
+        let short = Ray { tmax: 0.5, ..down };
+        assert!(bvh.intersect(&short).is_none());
+    }
+
+    #[test]
+    fn rays_through_shared_edges_and_vertices_never_slip_through() {
+        // A 16x16 grid of quads (two triangles each); aim at every vertex and edge midpoint.
+        let n = 16;
+        let mut pos = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let h = ((x * 7 + y * 3) % 5) as f32 * 0.01;
+                pos.push([x as f32 * 0.37, y as f32 * 0.37, h]);
+            }
+        }
+        let mut idx = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = (y * (n + 1) + x) as u32;
+                let j = i + n as u32 + 1;
+                idx.extend_from_slice(&[i, i + 1, j + 1, i, j + 1, j]);
+            }
+        }
+        let bvh = Bvh::build(&pos, &idx).unwrap();
+        let mut rng = Rng::new(2, 0, 0);
+        for y in 1..n {
+            for x in 1..n {
+                for (dx, dy) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.5, 0.5)] {
+                    let target = Vec3A::new((x as f32 + dx) * 0.37, (y as f32 + dy) * 0.37, 0.02);
+                    let dir = (uniform_sphere(rng.next_f32(), rng.next_f32()) * 0.3 + Vec3A::Z).normalize();
+                    let ray = Ray { origin: target + dir * 3.0, dir: -dir, tmin: 0.0, tmax: f32::INFINITY };
+                    assert!(bvh.intersect(&ray).is_some(), "slipped through at {target:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_meshes_are_rejected() {
+        assert!(Bvh::build(&[[0.0; 3]], &[0, 0]).is_err());
+        assert!(Bvh::build(&[[0.0; 3]], &[0, 0, 1]).is_err());
+        assert!(Bvh::build(&[[f32::NAN, 0.0, 0.0]], &[0, 0, 0]).is_err());
+        let empty = Bvh::build(&[], &[]).unwrap();
+        let ray = Ray { origin: Vec3A::ZERO, dir: Vec3A::Z, tmin: 0.0, tmax: 1.0 };
+        assert!(empty.intersect(&ray).is_none() && !empty.occluded(&ray, Cull::None));
+    }
+}
+

@@ -1,0 +1,372 @@
+//! The irradiance volume: directional irradiance over a grid, for lighting things that are not
+//! part of the mesh (trees, grass, moving objects).
+//!
+//! Estimator: every free-space segment of every light path adds `power · length · max(0, -d·n)`
+//! to each cell it crosses, for the six axis normals n (track-length estimator). Divided by the
+//! cell's *air* volume this is, in expectation, the irradiance a small surface with normal n
+//! would receive, averaged over the air in the cell. Cells that are mostly rock (less than
+//! [`MIN_AIR`] air) take the mean of their valid neighbours instead, so interpolation next to
+//! walls reads light from the open side rather than black.
+
+use super::bvh::{Bvh, Ray};
+use glam::Vec3A;
+use rayon::prelude::*;
+
+/// Cells with a smaller air fraction are filled from neighbours.
+pub const MIN_AIR: f32 = 0.2;
+/// Vertical sample lines per cell column, per axis (2 → 4 lines).
+const LINES: usize = 2;
+/// Per bin order: +X, -X, +Y, -Y, +Z, -Z (the normal of the receiving surface).
+const BINS: usize = 6;
+/// Slabs of Y rows the accumulation is split into (at most).
+const SLABS: usize = 32;
+
+/// One cell crossed by one segment: its index within the chunk, the cell within the slab, and
+/// the length inside.
+#[derive(Clone, Copy)]
+struct Crossing {
+    segment: u32,
+    cell: u32,
+    len: f32,
+}
+
+/// Where the volume lies and how finely it is divided.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeDesc {
+    /// World-space corners.
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    /// Cells per axis; a zero anywhere means "no volume".
+    pub dims: [usize; 3],
+}
+
+/// Directional irradiance per cell, stored X fastest, then Y, then Z.
+///
+/// For each cell, six RGB values: the irradiance received by a surface facing +X, -X, +Y, -Y,
+/// +Z, -Z (in that order), averaged over the cell's air. [`IrradianceVolume::sample`]
+/// interpolates and evaluates any normal as Σ n_a²·E(±a) ("ambient cube").
+#[derive(Clone, Debug, PartialEq)]
+pub struct IrradianceVolume {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub dims: [usize; 3],
+    /// Sky light and every bounce (what a renderer cannot do dynamically).
+    pub ambient: Vec<[[f32; 3]; 6]>,
+    /// Light straight from the sun, moon and static lights (unshadowed paths only).
+    pub direct: Vec<[[f32; 3]; 6]>,
+    /// Fraction of each cell that is air, in [0, 1], from vertical sample lines.
+    pub air: Vec<f32>,
+}
+
+/// A recorded free-space segment of a light path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub(crate) origin: Vec3A,
+    /// Unit direction.
+    pub(crate) dir: Vec3A,
+    /// End parameter (infinite when the path leaves the scene).
+    pub(crate) t_end: f32,
+    pub(crate) power: [f32; 3],
+    /// 0 = ambient, 1 = direct.
+    pub(crate) class: u8,
+}
+
+/// Per-cell sums `[class][bin][rgb]` while tracing, stored Y-major (`x + nx·(z + nz·y)`).
+pub(crate) struct VolumeAccumulator {
+    desc: VolumeDesc,
+    cell: Vec3A,
+    sums: Vec<[f32; 2 * BINS * 3]>,
+}
+
+impl VolumeAccumulator {
+    pub(crate) fn new(desc: VolumeDesc) -> Self {
+        let n = desc.dims.iter().product::<usize>();
+        let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
+        VolumeAccumulator { desc, cell, sums: vec![[0.0; 2 * BINS * 3]; n] }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
+    /// Adds `segments` in order. Phase one walks each segment through the whole grid (in
+    /// parallel over segments) and buckets its cell crossings by slab of Y rows; phase two
+    /// applies each slab's crossings in segment order (in parallel over slabs; the accumulator
+    /// is stored Y-major so a slab is contiguous). Every crossing is computed and applied the
+    /// same way whatever the thread count, so the sums are bit-identical.
+    pub(crate) fn add(&mut self, segments: &[Segment]) {
+        if self.sums.is_empty() {
+            return;
+        }
+        const SEGMENTS_PER_TASK: usize = 1024;
+        let [nx, ny, nz] = self.desc.dims;
+        let slab_rows = ny.div_ceil(SLABS).max(1);
+        let slabs = ny.div_ceil(slab_rows);
+        let (desc, cell) = (self.desc, self.cell);
+        let buckets: Vec<Vec<Vec<Crossing>>> = segments
+            .par_chunks(SEGMENTS_PER_TASK)
+            .map(|chunk| {
+                let mut lists: Vec<Vec<Crossing>> = vec![Vec::new(); slabs];
+                for (k, s) in chunk.iter().enumerate() {
+                    traverse(&desc, cell, s, |[x, y, z], len| {
+                        let slab = y / slab_rows;
+                        let local = x + nx * (z + nz * (y - slab * slab_rows));
+                        lists[slab].push(Crossing { segment: k as u32, cell: local as u32, len });
+                    });
+                }
+                lists
+            })
+            .collect();
+        self.sums.par_chunks_mut(slab_rows * nx * nz).enumerate().for_each(|(slab, out)| {
+            for (task, lists) in buckets.iter().enumerate() {
+                for c in &lists[slab] {
+                    let s = &segments[task * SEGMENTS_PER_TASK + c.segment as usize];
+                    let acc = &mut out[c.cell as usize];
+                    let base = s.class as usize * BINS * 3;
+                    for a in 0..3 {
+                        let d = s.dir[a];
+                        // Light moving toward +a lands on surfaces facing -a.
+                        let bin = 2 * a + (d > 0.0) as usize;
+                        let w = c.len * d.abs();
+                        for ch in 0..3 {
+                            acc[base + bin * 3 + ch] += s.power[ch] * w;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Normalises by air volume and fills rock cells. `top` is a height above all geometry.
+    pub(crate) fn finish(self, bvh: &Bvh, top: f32, eps: f32) -> IrradianceVolume {
+        let desc = self.desc;
+        let air = air_fraction(&desc, self.cell, bvh, top, eps);
+        let volume = self.cell.element_product();
+        let n = self.sums.len();
+        let mut ambient = vec![[[0.0f32; 3]; 6]; n];
+        let mut direct = vec![[[0.0f32; 3]; 6]; n];
+        let mut valid: Vec<bool> = air.iter().map(|&a| a >= MIN_AIR).collect();
+        let [nx, ny, nz] = desc.dims;
+        for i in 0..n {
+            if valid[i] {
+                let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+                let sums = &self.sums[x + nx * (z + nz * y)];
+                let inv = 1.0 / (volume * air[i]);
+                for b in 0..BINS {
+                    for c in 0..3 {
+                        ambient[i][b][c] = sums[b * 3 + c] * inv;
+                        direct[i][b][c] = sums[BINS * 3 + b * 3 + c] * inv;
+                    }
+                }
+            }
+        }
+        // Two rounds of filling reach every cell that trilinear interpolation at an air point
+        // can touch; deeper rock stays zero.
+        for _ in 0..2 {
+            let mut next_valid = valid.clone();
+            let (amb_prev, dir_prev) = (ambient.clone(), direct.clone());
+            for z in 0..nz {
+                for y in 0..ny {
+                    for x in 0..nx {
+                        let i = x + nx * (y + ny * z);
+                        if valid[i] {
+                            continue;
+                        }
+                        let mut count = 0.0f32;
+                        let (mut a, mut d) = ([[0.0f32; 3]; 6], [[0.0f32; 3]; 6]);
+                        let neighbours = [
+                            (x > 0).then(|| i - 1),
+                            (x + 1 < nx).then(|| i + 1),
+                            (y > 0).then(|| i - nx),
+                            (y + 1 < ny).then(|| i + nx),
+                            (z > 0).then(|| i - nx * ny),
+                            (z + 1 < nz).then(|| i + nx * ny),
+                        ];
+                        for j in neighbours.into_iter().flatten().filter(|&j| valid[j]) {
+                            count += 1.0;
+                            for b in 0..BINS {
+                                for c in 0..3 {
+                                    a[b][c] += amb_prev[j][b][c];
+                                    d[b][c] += dir_prev[j][b][c];
+                                }
+                            }
+                        }
+                        if count > 0.0 {
+                            ambient[i] = a.map(|v| v.map(|x| x / count));
+                            direct[i] = d.map(|v| v.map(|x| x / count));
+                            next_valid[i] = true;
+                        }
+                    }
+                }
+            }
+            valid = next_valid;
+        }
+        IrradianceVolume { min: desc.min, max: desc.max, dims: desc.dims, ambient, direct, air }
+    }
+}
+
+/// Visits the cells of `desc` crossed by segment `s`, with the length inside each (3D DDA,
+/// Amanatides & Woo).
+fn traverse(desc: &VolumeDesc, cell: Vec3A, s: &Segment, mut f: impl FnMut([usize; 3], f32)) {
+    let lo = Vec3A::from(desc.min);
+    let (box_lo, box_hi) = (lo, Vec3A::from(desc.max));
+    let (mut ta, mut tb) = (0.0f32, s.t_end);
+    for a in 0..3 {
+        let d = s.dir[a];
+        if d.abs() < 1e-12 {
+            if s.origin[a] < box_lo[a] || s.origin[a] >= box_hi[a] {
+                return;
+            }
+            continue;
+        }
+        let (t0, t1) = ((box_lo[a] - s.origin[a]) / d, (box_hi[a] - s.origin[a]) / d);
+        ta = ta.max(t0.min(t1));
+        tb = tb.min(t0.max(t1));
+    }
+    if ta >= tb || ta.is_nan() || tb.is_nan() {
+        return;
+    }
+    let p = s.origin + s.dir * ta;
+    let lim_lo = [0usize; 3];
+    let lim_hi = desc.dims;
+    let mut c = [0usize; 3];
+    let mut step = [0isize; 3];
+    let mut t_next = [f32::INFINITY; 3];
+    let mut t_delta = [f32::INFINITY; 3];
+    for a in 0..3 {
+        let f = ((p[a] - lo[a]) / cell[a]).floor();
+        c[a] = (f.max(lim_lo[a] as f32) as usize).clamp(lim_lo[a], lim_hi[a] - 1);
+        let d = s.dir[a];
+        if d > 1e-12 {
+            step[a] = 1;
+            t_next[a] = (lo[a] + (c[a] + 1) as f32 * cell[a] - s.origin[a]) / d;
+            t_delta[a] = cell[a] / d;
+        } else if d < -1e-12 {
+            step[a] = -1;
+            t_next[a] = (lo[a] + c[a] as f32 * cell[a] - s.origin[a]) / d;
+            t_delta[a] = -cell[a] / d;
+        }
+    }
+    let mut t = ta;
+    loop {
+        let a = if t_next[0] <= t_next[1] && t_next[0] <= t_next[2] {
+            0
+        } else if t_next[1] <= t_next[2] {
+            1
+        } else {
+            2
+        };
+        let t_exit = t_next[a].min(tb);
+        if t_exit > t {
+            f(c, t_exit - t);
+        }
+        if t_next[a] >= tb {
+            return;
+        }
+        let next = c[a] as isize + step[a];
+        if next < lim_lo[a] as isize || next >= lim_hi[a] as isize {
+            return;
+        }
+        c[a] = next as usize;
+        t = t_exit;
+        t_next[a] += t_delta[a];
+    }
+}
+
+/// Air fraction of every cell, measured along `LINES²` vertical lines per column: each line is
+/// traced downward from above the scene through every surface, and a surface seen from its
+/// front (ray against the normal) means rock below it, from the back air below it.
+fn air_fraction(desc: &VolumeDesc, cell: Vec3A, bvh: &Bvh, top: f32, eps: f32) -> Vec<f32> {
+    let [nx, ny, nz] = desc.dims;
+    let lo = Vec3A::from(desc.min);
+    let per_line = 1.0 / (LINES * LINES) as f32 / cell.z;
+    let columns: Vec<Vec<f32>> = (0..nx * ny)
+        .into_par_iter()
+        .map(|col| {
+            let (x, y) = (col % nx, col / nx);
+            let mut air = vec![0.0f32; nz];
+            for sy in 0..LINES {
+                for sx in 0..LINES {
+                    let px = lo.x + (x as f32 + (sx as f32 + 0.5) / LINES as f32) * cell.x;
+                    let py = lo.y + (y as f32 + (sy as f32 + 0.5) / LINES as f32) * cell.y;
+                    let start = top.max(desc.max[2]) + 1.0;
+                    let mut ray = Ray { origin: Vec3A::new(px, py, start), dir: -Vec3A::Z, tmin: 0.0, tmax: f32::INFINITY };
+                    let mut in_air = true;
+                    let mut z_hi = start;
+                    // Bounded so a pathological mesh cannot loop forever.
+                    for _ in 0..100_000 {
+                        let hit = bvh.intersect(&ray);
+                        let z_lo = hit.map_or(f32::NEG_INFINITY, |h| start - h.t);
+                        if in_air {
+                            add_air(&mut air, lo.z, cell.z, z_lo, z_hi, per_line);
+                        }
+                        let Some(h) = hit else { break };
+                        in_air = !h.front;
+                        z_hi = z_lo;
+                        ray.tmin = h.t + eps;
+                    }
+                }
+            }
+            air
+        })
+        .collect();
+    let mut out = vec![0.0f32; nx * ny * nz];
+    for (col, air) in columns.iter().enumerate() {
+        for (z, a) in air.iter().enumerate() {
+            out[col + nx * ny * z] = a.clamp(0.0, 1.0);
+        }
+    }
+    out
+}
+
+/// Adds the overlap of `[z_lo, z_hi]` with each cell row, scaled by `scale`.
+fn add_air(air: &mut [f32], z0: f32, dz: f32, z_lo: f32, z_hi: f32, scale: f32) {
+    let nz = air.len();
+    let first = (((z_lo - z0) / dz).floor().max(0.0) as usize).min(nz);
+    let last = ((((z_hi - z0) / dz).ceil()).max(0.0) as usize).min(nz);
+    for (k, a) in air.iter_mut().enumerate().take(last).skip(first) {
+        let (c0, c1) = (z0 + k as f32 * dz, z0 + (k + 1) as f32 * dz);
+        let overlap = z_hi.min(c1) - z_lo.max(c0);
+        if overlap > 0.0 {
+            *a += overlap * scale;
+        }
+    }
+}
+
+impl IrradianceVolume {
+    /// Trilinearly interpolated `(ambient, direct)` irradiance at `p` for a surface with unit
+    /// normal `n` (clamped to the volume).
+    pub fn sample(&self, p: [f32; 3], n: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+        let [nx, ny, nz] = self.dims;
+        if nx * ny * nz == 0 {
+            return ([0.0; 3], [0.0; 3]);
+        }
+        let mut base = [0usize; 3];
+        let mut frac = [0.0f32; 3];
+        for a in 0..3 {
+            let size = (self.max[a] - self.min[a]) / self.dims[a] as f32;
+            let f = ((p[a] - self.min[a]) / size - 0.5).clamp(0.0, (self.dims[a] - 1) as f32);
+            base[a] = (f.floor() as usize).min(self.dims[a].saturating_sub(2));
+            frac[a] = if self.dims[a] > 1 { f - base[a] as f32 } else { 0.0 };
+        }
+        let weights: [f32; 6] = [0, 1, 2].map(|a| [n[a].max(0.0).powi(2), n[a].min(0.0).powi(2)]).concat().try_into().unwrap_or([0.0; 6]);
+        let (mut amb, mut dir) = ([0.0f32; 3], [0.0f32; 3]);
+        for corner in 0..8 {
+            let off = [corner & 1, (corner >> 1) & 1, (corner >> 2) & 1];
+            let mut w = 1.0;
+            let mut idx = [0usize; 3];
+            for a in 0..3 {
+                idx[a] = (base[a] + off[a]).min(self.dims[a] - 1);
+                w *= if off[a] == 1 { frac[a] } else { 1.0 - frac[a] };
+            }
+            let i = idx[0] + nx * (idx[1] + ny * idx[2]);
+            for (b, wb) in weights.iter().enumerate() {
+                for c in 0..3 {
+                    amb[c] += w * wb * self.ambient[i][b][c];
+                    dir[c] += w * wb * self.direct[i][b][c];
+                }
+            }
+        }
+        (amb, dir)
+    }
+}
