@@ -192,15 +192,18 @@ impl ContainerWriter {
         let mut payloads = Vec::with_capacity(n);
         let mut cursor = align_up(table_end);
         for s in self.sections {
-            let stored = match s.codec {
-                Codec::Raw => s.raw.clone(),
-                Codec::Zstd(level) => zstd::bulk::compress(&s.raw, level)
-                    .map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?,
+            let (codec, stored) = match s.codec {
+                Codec::Raw => (Codec::Raw, s.raw.clone()),
+                Codec::Zstd(level) => {
+                    let z = zstd::bulk::compress(&s.raw, level).map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?;
+                    // Tiny or incompressible sections are stored as they are rather than grown.
+                    if z.len() < s.raw.len() { (s.codec, z) } else { (Codec::Raw, s.raw.clone()) }
+                }
             };
             entries.push(SectionEntry {
                 kind: s.kind,
                 flags: s.flags,
-                codec: s.codec.id(),
+                codec: codec.id(),
                 offset: cursor,
                 stored_len: stored.len() as u64,
                 raw_len: s.raw.len() as u64,

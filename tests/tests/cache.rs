@@ -37,7 +37,9 @@ fn brushed_world(dir: &Path, at: [f32; 3]) -> PathBuf {
     )
     .unwrap();
     let world = dir.join("brushed.toml");
-    fs::write(&world, format!("{tiny}\n[brushes]\nfile = \"strokes.toml\"\n\n[ao]\nradius_voxels = 8.0\n")).unwrap();
+    let tiny = tiny.replace("radius_voxels = 16.0", "radius_voxels = 8.0");
+    assert!(tiny.contains("radius_voxels = 8.0"), "tiny.toml sets an AO radius");
+    fs::write(&world, format!("{tiny}\n[brushes]\nfile = \"strokes.toml\"\n")).unwrap();
     world
 }
 
@@ -67,7 +69,7 @@ fn changing_ao_settings_reuses_the_density_and_recomputes_tiles() {
     let world = dir.join("tiny.toml");
     fs::write(&world, &tiny).unwrap();
     run(&world, &dir.join("out"), Some(&cache));
-    fs::write(&world, format!("{tiny}\n[ao]\npower = 2.0\n")).unwrap();
+    fs::write(&world, tiny.replace("[ao]\n", "[ao]\npower = 2.0\n")).unwrap();
     let r = run(&world, &dir.join("out"), Some(&cache));
     assert_eq!(computed(&r, "density"), 0);
     assert_eq!(computed(&r, "tile-inputs"), 0, "AO power does not change what AO reads");
@@ -153,4 +155,23 @@ fn cache_stats_and_gc() {
     assert_eq!(kiln(&["cache", "gc", "--max-size", "0", "--cache", c]), 0);
     assert_eq!(store.stats().unwrap().entries, 0);
     assert_eq!(kiln(&["cache", "gc", "--max-size", "lots", "--cache", c]), 2);
+}
+
+#[test]
+fn changing_a_light_recomputes_lighting_only() {
+    let dir = scratch("cache-light");
+    let cache = dir.join("cache");
+    let tiny = fs::read_to_string(repo_root().join("worlds/tiny.toml")).unwrap();
+    let world = dir.join("tiny.toml");
+    fs::write(&world, &tiny).unwrap();
+    let cold = run(&world, &dir.join("out"), Some(&cache));
+    fs::write(&world, tiny.replace("[lighting]\n", "[lighting]\nsky = { color = [0.4, 0.6, 1.0], intensity = 1.5 }\n")).unwrap();
+    let r = run(&world, &dir.join("out"), Some(&cache));
+    for stage in ["density", "raw density", "tile-inputs", "geometry"] {
+        assert_eq!(computed(&r, stage), 0, "{stage} recomputed: {:?}", r.tallies);
+    }
+    assert_eq!(computed(&r, "tile lighting"), cold.tiles);
+    assert!(r.explanations.iter().filter(|e| e.starts_with("tile lighting")).all(|e| e.contains("changed: lighting")), "{:#?}", r.explanations);
+    run(&world, &dir.join("clean"), None);
+    assert!(all_files(&dir.join("out/tiny")) == all_files(&dir.join("clean/tiny")));
 }

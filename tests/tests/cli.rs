@@ -92,7 +92,8 @@ fn export_writes_glb_ply_and_density() {
     let doc: serde_json::Value = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
     let (mesh, _) = kiln_e2e::tile(dir, 0, 1, 1);
     assert_eq!(doc["accessors"][0]["count"].as_u64().unwrap() as usize, mesh.positions.len());
-    assert_eq!(doc["accessors"][3]["count"].as_u64().unwrap() as usize, mesh.main_index_count);
+    assert_eq!(doc["meshes"][0]["primitives"][0]["attributes"]["_IRRADIANCE"], 3);
+    assert_eq!(doc["accessors"][4]["count"].as_u64().unwrap() as usize, mesh.main_index_count);
 
     let ply = out.join("t.ply");
     assert_eq!(kiln(&["export", d, "--tile", "1,1", "--level", "1", "--format", "ply", "--out", ply.to_str().unwrap()]), 0);

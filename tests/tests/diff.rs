@@ -41,6 +41,11 @@ fn a_planted_change_is_measured_exactly() {
     ao.0[0] = if before >= 128 { before - 64 } else { before + 64 };
     let mut builder = PackBuilder::new(pack.header().writer_version);
     builder.add(&info).unwrap().add(&mesh).unwrap().add(&ao).unwrap();
+    for (i, e) in pack.sections().iter().enumerate() {
+        if ![*b"PINF", *b"TMSH", *b"VXAO"].contains(&e.kind.0) {
+            builder.add_raw(e.kind, e.required(), pack.raw_section(i).unwrap()).unwrap();
+        }
+    }
     fs::write(&path, builder.to_bytes().unwrap()).unwrap();
 
     let r = diff(a, &b, &Tolerances::default()).unwrap();

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use kiln_formats::sections::{Manifest, TerrainMesh, VertexAo};
+use kiln_formats::sections::{Manifest, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::Pack;
 use serde_json::json;
 
@@ -11,10 +11,10 @@ use super::CliError;
 /// Mesh file formats `kiln export` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum MeshFormat {
-    /// glTF 2.0 binary; custom attribute `_AO` (float). Positions in world units (Z up) under a root
+    /// glTF 2.0 binary; custom attributes `_AO` (float) and `_IRRADIANCE` (vec3). Positions in world units (Z up) under a root
     /// node that turns them Y-up, as glTF viewers expect.
     Glb,
-    /// Binary little-endian PLY with x y z nx ny nz ao per vertex.
+    /// Binary little-endian PLY with x y z nx ny nz ao irradiance_r irradiance_g irradiance_b per vertex.
     Ply,
 }
 
@@ -23,6 +23,8 @@ pub struct ExportMesh {
     pub positions: Vec<[f32; 3]>,
     pub normals: Vec<[f32; 3]>,
     pub ao: Vec<f32>,
+    /// Baked irradiance (sky, bounces, static lights; sun and moon direct light excluded), RGB.
+    pub irradiance: Vec<[f32; 3]>,
     pub indices: Vec<u32>,
 }
 
@@ -45,8 +47,9 @@ pub fn load_tile(bake_dir: &Path, level: u32, x: u32, y: u32, skirts: bool) -> R
     let at = |e: kiln_formats::FormatError| CliError::Failed(format!("{}: {e}", path.display()));
     let mesh: TerrainMesh = pack.require().map_err(at)?;
     let ao = pack.get::<VertexAo>().map_err(at)?.map(|a| (0..a.0.len()).map(|i| a.value(i)).collect()).unwrap_or_else(|| vec![1.0; mesh.positions.len()]);
+    let irradiance = pack.get::<VertexIrradiance>().map_err(at)?.map(|v| v.0).unwrap_or_else(|| vec![[0.0; 3]; mesh.positions.len()]);
     let indices = if skirts { mesh.indices.clone() } else { mesh.indices[..mesh.main_index_count].to_vec() };
-    Ok(ExportMesh { positions: mesh.positions, normals: mesh.normals, ao, indices })
+    Ok(ExportMesh { positions: mesh.positions, normals: mesh.normals, ao, irradiance, indices })
 }
 
 /// Writes `mesh` to `out` in `format`, atomically.
@@ -60,13 +63,13 @@ pub fn write_mesh(mesh: &ExportMesh, format: MeshFormat, out: &Path) -> Result<(
 
 fn ply_bytes(m: &ExportMesh) -> Vec<u8> {
     let header = format!(
-        "ply\nformat binary_little_endian 1.0\ncomment Kiln tile export: world units, Z up, ao in [0,1]\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nproperty float ao\nelement face {}\nproperty list uchar uint vertex_indices\nend_header\n",
+        "ply\nformat binary_little_endian 1.0\ncomment Kiln tile export: world units, Z up, ao in [0,1]\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nproperty float ao\nproperty float irradiance_r\nproperty float irradiance_g\nproperty float irradiance_b\nelement face {}\nproperty list uchar uint vertex_indices\nend_header\n",
         m.positions.len(),
         m.indices.len() / 3
     );
     let mut out = header.into_bytes();
     for i in 0..m.positions.len() {
-        for v in m.positions[i].iter().chain(&m.normals[i]).chain(std::iter::once(&m.ao[i])) {
+        for v in m.positions[i].iter().chain(&m.normals[i]).chain(std::iter::once(&m.ao[i])).chain(&m.irradiance[i]) {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -108,6 +111,7 @@ fn glb_bytes(m: &ExportMesh) -> Vec<u8> {
     let pos = push_view(&mut bin, flat(&m.positions), ARRAY_BUFFER);
     let nrm = push_view(&mut bin, flat(&m.normals), ARRAY_BUFFER);
     let ao = push_view(&mut bin, m.ao.iter().flat_map(|v| v.to_le_bytes()).collect(), ARRAY_BUFFER);
+    let irr = push_view(&mut bin, flat(&m.irradiance), ARRAY_BUFFER);
     let idx = push_view(&mut bin, m.indices.iter().flat_map(|v| v.to_le_bytes()).collect(), ELEMENT_ARRAY_BUFFER);
     const FLOAT: u32 = 5126;
     const UNSIGNED_INT: u32 = 5125;
@@ -117,13 +121,14 @@ fn glb_bytes(m: &ExportMesh) -> Vec<u8> {
         "scenes": [{ "nodes": [0] }],
         // Kiln is Z-up; glTF is Y-up: rotate -90 degrees about X at the root, keep world coordinates in the data.
         "nodes": [{ "name": "kiln-world-z-up", "rotation": [-std::f32::consts::FRAC_1_SQRT_2, 0.0, 0.0, std::f32::consts::FRAC_1_SQRT_2], "children": [1] }, { "name": "tile", "mesh": 0 }],
-        "meshes": [{ "primitives": [{ "attributes": { "POSITION": 0, "NORMAL": 1, "_AO": 2 }, "indices": 3, "mode": 4 }] }],
+        "meshes": [{ "primitives": [{ "attributes": { "POSITION": 0, "NORMAL": 1, "_AO": 2, "_IRRADIANCE": 3 }, "indices": 4, "mode": 4 }] }],
         "buffers": [{ "byteLength": bin.len() }],
         "bufferViews": views,
         "accessors": [
             { "bufferView": pos, "componentType": FLOAT, "count": n, "type": "VEC3", "min": lo, "max": hi },
             { "bufferView": nrm, "componentType": FLOAT, "count": n, "type": "VEC3" },
             { "bufferView": ao, "componentType": FLOAT, "count": n, "type": "SCALAR" },
+            { "bufferView": irr, "componentType": FLOAT, "count": n, "type": "VEC3" },
             { "bufferView": idx, "componentType": UNSIGNED_INT, "count": m.indices.len(), "type": "SCALAR" },
         ],
     });

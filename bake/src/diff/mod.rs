@@ -10,7 +10,7 @@ mod geometry;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kiln_formats::sections::{TerrainMesh, VertexAo};
+use kiln_formats::sections::{IrradianceGrid, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::{sections, Pack, Section, SectionKind};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -194,6 +194,30 @@ fn compare_section(
             (max > tol.field_max as f64 || rms > tol.field_rms as f64, max)
         } else {
             details.insert("note".into(), json!(format!("vertex counts differ ({} vs {}): judged by the mesh", a.0.len(), b.0.len())));
+            (false, 0.0)
+        }
+    } else if kind == VertexIrradiance::KIND || kind == IrradianceGrid::KIND {
+        let flat = |raw: &[u8]| -> Result<(Vec<f32>, String), kiln_formats::FormatError> {
+            if kind == VertexIrradiance::KIND {
+                let v = VertexIrradiance::decode(raw)?;
+                Ok((v.0.iter().flatten().copied().collect(), format!("{} vertices", v.0.len())))
+            } else {
+                let g = IrradianceGrid::decode(raw)?;
+                let values = g.ambient.iter().chain(&g.direct).flatten().flatten().copied().collect();
+                Ok((values, format!("{:?} cells", g.dims)))
+            }
+        };
+        let ((fa, la), (fb, lb)) = (flat(x)?, flat(y)?);
+        if fa.len() == fb.len() {
+            // PSNR against the brightest value of either side: irradiance has no fixed peak.
+            let peak = fa.iter().chain(&fb).fold(0f32, |m, v| m.max(v.abs())).max(1e-6) as f64;
+            let s = field_stats(&fa, &fb, peak);
+            let max = s["max_abs"].as_f64().unwrap_or(0.0);
+            let rms = s["rms"].as_f64().unwrap_or(0.0);
+            details.extend(s);
+            (max > tol.field_max as f64 || rms > tol.field_rms as f64, max)
+        } else {
+            details.insert("note".into(), json!(format!("{la} vs {lb}: judged by the mesh")));
             (false, 0.0)
         }
     } else if let (Some(Ok(_)), Some(Ok(_))) = (sections::summarize(kind, x), sections::summarize(kind, y)) {

@@ -13,6 +13,7 @@ use crate::world::World;
 pub fn density_hash(world: &World) -> u128 {
     let mut spec = world.spec.clone();
     spec.ao = Default::default();
+    spec.lighting = Default::default();
     spec.name.clear();
     let mut h = KeyHasher::default();
     h.str(&spec.canonical_toml()).str(&world.brushes_toml());
@@ -28,6 +29,7 @@ pub fn density_hash(world: &World) -> u128 {
 pub fn raw_density_hash(world: &World) -> u128 {
     let mut spec = world.spec.clone();
     spec.ao = Default::default();
+    spec.lighting = Default::default();
     spec.name.clear();
     spec.brushes = Default::default();
     spec.floaters = Default::default();

@@ -5,6 +5,7 @@
 //! the same for any `--jobs`.
 
 mod inputs;
+mod lighting;
 mod lod;
 mod output;
 mod skirts;
@@ -25,6 +26,7 @@ use inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, T
 pub use lod::{TileId, Tiling};
 use output::Staging;
 pub use stage_cache::{StageCache, StageInputs, Tally};
+use lighting::TileLighting;
 use tile::{assemble_pack, bake_geometry, BakedTile, GeometryInputs, PackContext, TileGeometry, TileTimings};
 
 use crate::ao::OccupancyField;
@@ -38,8 +40,9 @@ use crate::world::World;
 mod stage_version {
     pub const DENSITY: u32 = 1;
     pub const TILE_INPUTS: u32 = 1;
-    pub const GEOMETRY: u32 = 1;
-    pub const PACK: u32 = 2;
+    pub const GEOMETRY: u32 = 2;
+    pub const PACK: u32 = 4;
+    pub const LIGHTING: u32 = 1;
 }
 
 /// How to run a bake.
@@ -148,9 +151,29 @@ impl Plan<'_> {
             .with("ao settings", self.ao_hash)
     }
 
-    fn pack_inputs(&self, geometry: &StageInputs) -> StageInputs {
+    /// The global lighting bake's inputs: every level-0 tile's geometry, the settings, the seed.
+    fn lighting_inputs(&self, geometry: &[StageInputs]) -> StageInputs {
+        let mut h = kiln_cache::store::KeyHasher::default();
+        for (id, g) in self.tiles.iter().zip(geometry) {
+            if id.level == 0 {
+                h.key(g.key());
+            }
+        }
+        StageInputs::new("lighting", stage_version::LIGHTING)
+            .with("level-0 geometry", h.finish().0)
+            .with("lighting settings", settings_hash(&self.world.spec.lighting))
+            .with("seed", settings_hash(&self.world.spec.seed))
+            .with("volume", settings_hash(&format!("{:?}", lighting::volume_desc(&self.tiling))))
+    }
+
+    fn tile_lighting_inputs(&self, lighting: &StageInputs, geometry: &StageInputs) -> StageInputs {
+        StageInputs::new("tile lighting", stage_version::LIGHTING).with("lighting", lighting.key().0).with("geometry", geometry.key().0)
+    }
+
+    fn pack_inputs(&self, geometry: &StageInputs, lighting: &StageInputs) -> StageInputs {
         StageInputs::new("pack", stage_version::PACK)
             .with("geometry", geometry.key().0)
+            .with("lighting", lighting.key().0)
             .with("world name", settings_hash(&self.world.spec.name))
             .with("writer", settings_hash(&writer_version()))
     }
@@ -230,7 +253,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     // Packs whose inputs are all unchanged come straight from the cache.
     let clock = Instant::now();
     let geometry_keys: Vec<StageInputs> = plan.tiles.iter().zip(&hashes).map(|(&id, &h)| plan.geometry_inputs(id, h)).collect();
-    let pack_keys: Vec<StageInputs> = geometry_keys.iter().map(|g| plan.pack_inputs(g)).collect();
+    let lighting_key = plan.lighting_inputs(&geometry_keys);
+    let light_keys: Vec<StageInputs> = geometry_keys.iter().map(|g| plan.tile_lighting_inputs(&lighting_key, g)).collect();
+    let pack_keys: Vec<StageInputs> = geometry_keys.iter().zip(&light_keys).map(|(g, l)| plan.pack_inputs(g, l)).collect();
     let mut packs: Vec<Option<BakedTile>> = plan
         .tiles
         .par_iter()
@@ -239,46 +264,63 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         .collect();
     let missing: Vec<usize> = (0..packs.len()).filter(|&i| packs[i].is_none()).collect();
 
-    // Geometry for the packs still missing: from the cache, or computed.
-    let mut geometry: Vec<Option<TileGeometry>> = missing
+    // Lighting of the tiles still missing: from the cache, or from a world lighting bake (which needs
+    // the geometry of every level-0 tile).
+    let mut lights: Vec<Option<TileLighting>> = missing
         .par_iter()
-        .map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &geometry_keys[i]).and_then(|b| TileGeometry::from_bytes(&b)))
+        .map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &light_keys[i]).and_then(|b| TileLighting::from_bytes(&b)))
         .collect();
-    let to_compute: Vec<usize> = (0..missing.len()).filter(|&j| geometry[j].is_none()).collect();
+    let unlit: Vec<usize> = (0..missing.len()).filter(|&j| lights[j].is_none()).map(|j| missing[j]).collect();
+    let mut need: Vec<usize> = missing.clone();
+    if !unlit.is_empty() {
+        need.extend((0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0));
+        need.sort_unstable();
+        need.dedup();
+    }
     let mut cpu = TileTimings::default();
-    if !to_compute.is_empty() {
-        if volume.is_none() {
-            volume = Some(plan.volume(&cache)?);
-        }
-        let v = volume.as_ref().expect("volume just made");
-        let inputs = GeometryInputs { tiling, volume: &v.density, occupancy: &v.occupancy, ao: &spec.ao };
-        let pb = bar(opts, to_compute.len() as u64, "tiles");
-        let computed: Vec<(TileGeometry, TileTimings)> = to_compute
+    let geometry = geometry_for(&plan, &cache, &geometry_keys, &need, &mut volume, opts, &mut cpu)?;
+    let tiles_secs = clock.elapsed().as_secs_f64();
+    let meshed = cache.tallies().get("geometry").map_or(0, |t| t.computed);
+
+    let clock = Instant::now();
+    let mut light_detail = "unchanged (cached)".to_owned();
+    if !unlit.is_empty() {
+        let level0: Vec<&TileGeometry> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).map(|i| &geometry[&i]).collect();
+        let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).finish().0 as u64;
+        let baked = lighting::bake_world(&tiling, &level0, &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+        let pb = bar(opts, unlit.len() as u64, "lighting");
+        let computed: Vec<TileLighting> = unlit
             .par_iter()
-            .map_init(IsoMesh::default, |scratch, &j| {
-                let i = missing[j];
-                let mut t = TileTimings::default();
-                let g = bake_geometry(&inputs, plan.tiles[i], scratch, &mut t)?;
-                cache.computed(&tile_label(plan.tiles[i]), &geometry_keys[i], &g.to_bytes());
+            .map(|&i| {
+                let l = lighting::tile_lighting(&baked, &tiling, plan.tiles[i], &geometry[&i])?;
+                cache.computed(&tile_label(plan.tiles[i]), &light_keys[i], &l.to_bytes());
                 pb.inc(1);
-                Ok((g, t))
+                Ok(l)
             })
-            .collect::<Result<_, tile::TileError>>()
+            .collect::<Result<_, lighting::LightingStageError>>()
             .map_err(|e| plan.failed(e))?;
         pb.finish_and_clear();
-        for (&j, (g, t)) in to_compute.iter().zip(computed) {
-            geometry[j] = Some(g);
-            cpu = TileTimings { mesh: cpu.mesh + t.mesh, ao: cpu.ao + t.ao, encode: cpu.encode + t.encode };
+        let mut it = computed.into_iter();
+        for (j, &i) in missing.iter().enumerate() {
+            if lights[j].is_none() {
+                debug_assert!(unlit.contains(&i));
+                lights[j] = it.next();
+            }
         }
+        let s = baked.stats();
+        light_detail = format!("{} paths over {:.0} square units, {} tiles queried", s.paths.iter().sum::<u64>(), s.area, unlit.len());
     }
+    stages.push(StageTiming { name: "lighting", seconds: clock.elapsed().as_secs_f64(), detail: light_detail });
+
+    let clock = Instant::now();
     let ctx = PackContext { world_name: &spec.name, writer_version: writer_version() };
     let assembled: Vec<BakedTile> = missing
         .par_iter()
-        .zip(&geometry)
-        .map(|(&i, g)| {
-            let g = g.as_ref().expect("every missing pack has geometry now");
+        .zip(&lights)
+        .map(|(&i, l)| {
+            let l = l.as_ref().expect("every missing pack has lighting now");
             let key = &pack_keys[i];
-            let baked = assemble_pack(&ctx, plan.tiles[i], g, key.key().0 as u64)?;
+            let baked = assemble_pack(&ctx, plan.tiles[i], &geometry[&i], l, key.key().0 as u64)?;
             cache.computed(&tile_label(plan.tiles[i]), key, &baked.to_bytes());
             Ok(baked)
         })
@@ -288,15 +330,16 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         packs[i] = Some(b);
     }
     let tiles: Vec<BakedTile> = packs.into_iter().map(|p| p.expect("every pack is present")).collect();
+    let pack_secs = clock.elapsed().as_secs_f64();
     let vertices: u64 = tiles.iter().map(|b| b.summary.vertex_count as u64).sum();
     let triangles: u64 = tiles.iter().map(|b| b.summary.triangle_count as u64).sum();
-    stages.push(StageTiming {
+    stages.insert(stages.len() - 1, StageTiming {
         name: "tiles",
-        seconds: clock.elapsed().as_secs_f64(),
+        seconds: tiles_secs,
         detail: format!(
             "{} tiles ({} meshed), {vertices} vertices, {triangles} triangles; cpu: mesh {:.2}s, ao {:.2}s, encode {:.2}s",
             tiles.len(),
-            to_compute.len(),
+            meshed,
             cpu.mesh,
             cpu.ao,
             cpu.encode
@@ -305,6 +348,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
 
     let clock = Instant::now();
     let manifest_bytes = manifest_pack(&plan, &tiles)?;
+    let _ = pack_secs;
     let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (tile_path(t.id), t.pack.as_slice())).collect();
     files.push(("manifest.kpack".to_owned(), &manifest_bytes));
     let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
@@ -341,6 +385,57 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         bytes_written,
         voxels,
     })
+}
+
+/// Geometry of the tiles `need` (indices into `plan.tiles`): from the cache, or computed (which
+/// makes the density volume on first need).
+fn geometry_for(
+    plan: &Plan,
+    cache: &StageCache,
+    keys: &[StageInputs],
+    need: &[usize],
+    volume: &mut Option<Volume>,
+    opts: &BakeOptions,
+    cpu: &mut TileTimings,
+) -> Result<std::collections::BTreeMap<usize, TileGeometry>, CliError> {
+    let found: Vec<Option<TileGeometry>> =
+        need.par_iter().map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &keys[i]).and_then(|b| TileGeometry::from_bytes(&b))).collect();
+    let mut out = std::collections::BTreeMap::new();
+    let mut to_compute = Vec::new();
+    for (&i, g) in need.iter().zip(found) {
+        match g {
+            Some(g) => {
+                out.insert(i, g);
+            }
+            None => to_compute.push(i),
+        }
+    }
+    if to_compute.is_empty() {
+        return Ok(out);
+    }
+    if volume.is_none() {
+        *volume = Some(plan.volume(cache)?);
+    }
+    let v = volume.as_ref().expect("volume just made");
+    let inputs = GeometryInputs { tiling: plan.tiling, volume: &v.density, occupancy: &v.occupancy, ao: &plan.world.spec.ao };
+    let pb = bar(opts, to_compute.len() as u64, "tiles");
+    let computed: Vec<(TileGeometry, TileTimings)> = to_compute
+        .par_iter()
+        .map_init(IsoMesh::default, |scratch, &i| {
+            let mut t = TileTimings::default();
+            let g = bake_geometry(&inputs, plan.tiles[i], scratch, &mut t)?;
+            cache.computed(&tile_label(plan.tiles[i]), &keys[i], &g.to_bytes());
+            pb.inc(1);
+            Ok((g, t))
+        })
+        .collect::<Result<_, tile::TileError>>()
+        .map_err(|e| plan.failed(e))?;
+    pb.finish_and_clear();
+    for (i, (g, t)) in to_compute.into_iter().zip(computed) {
+        out.insert(i, g);
+        *cpu = TileTimings { mesh: cpu.mesh + t.mesh, ao: cpu.ao + t.ao, encode: cpu.encode + t.encode };
+    }
+    Ok(out)
 }
 
 fn tile_label(id: TileId) -> String {
@@ -426,8 +521,9 @@ pub fn world_hash(world: &World) -> u64 {
     h.digest()
 }
 
-/// Bakes one tile on its own, without any cache (density, occupancy, then that tile only), and
-/// returns its pack bytes: byte-identical to the same tile of a whole-world bake.
+/// Bakes one tile on its own, without any cache, and returns its pack bytes: byte-identical to the
+/// same tile of a whole-world bake. It meshes that tile alone from the density volume; its lighting
+/// still needs every level-0 tile, since light transport reads the whole world.
 pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> {
     let spec = &world.spec;
     let tiling = Tiling::new(world.dims(), spec.volume.tile_size, spec.volume.voxel_size as f32);
@@ -446,11 +542,19 @@ pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> 
     let cache = StageCache::new(None, &spec.name, false);
     let v = plan.volume(&cache)?;
     let reach = spec.ao.radius_voxels + spec.ao.start_offset_voxels;
-    let hashes = tile_input_hashes(&v.density, &tiling, &[id], reach);
-    let geometry_key = plan.geometry_inputs(id, hashes[0]);
-    let pack_key = plan.pack_inputs(&geometry_key);
     let inputs = GeometryInputs { tiling, volume: &v.density, occupancy: &v.occupancy, ao: &spec.ao };
-    let g = bake_geometry(&inputs, plan.tiles[index], &mut IsoMesh::default(), &mut TileTimings::default()).map_err(|e| plan.failed(e))?;
+    let geometry = |i: usize| bake_geometry(&inputs, plan.tiles[i], &mut IsoMesh::default(), &mut TileTimings::default()).map_err(|e| plan.failed(e));
+    let g = geometry(index)?;
+    // Lighting reads the whole world's level-0 geometry (its halo is the world).
+    let level0: Vec<usize> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).collect();
+    let level0_geometry: Vec<TileGeometry> = level0.par_iter().map(|&i| geometry(i)).collect::<Result<_, _>>()?;
+    let all_hashes = tile_input_hashes(&v.density, &tiling, &plan.tiles, reach);
+    let geometry_keys: Vec<StageInputs> = plan.tiles.iter().zip(&all_hashes).map(|(&t, &h)| plan.geometry_inputs(t, h)).collect();
+    let lighting_key = plan.lighting_inputs(&geometry_keys);
+    let pack_key = plan.pack_inputs(&geometry_keys[index], &plan.tile_lighting_inputs(&lighting_key, &geometry_keys[index]));
+    let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).finish().0 as u64;
+    let baked = lighting::bake_world(&tiling, &level0_geometry.iter().collect::<Vec<_>>(), &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+    let light = lighting::tile_lighting(&baked, &tiling, id, &g).map_err(|e| plan.failed(e))?;
     let ctx = PackContext { world_name: &spec.name, writer_version: writer_version() };
-    Ok(assemble_pack(&ctx, id, &g, pack_key.key().0 as u64).map_err(|e| plan.failed(e))?.pack)
+    Ok(assemble_pack(&ctx, id, &g, &light, pack_key.key().0 as u64).map_err(|e| plan.failed(e))?.pack)
 }

@@ -1,6 +1,6 @@
 //! One tile of one LOD level: its geometry (mesh, skirts, AO) and its pack.
 
-use kiln_formats::sections::{PackInfo, PackKind, TerrainMesh, VertexAo};
+use kiln_formats::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::{FormatError, PackBuilder, Section};
 use thiserror::Error;
 
@@ -189,7 +189,7 @@ pub struct PackContext<'a> {
 }
 
 /// Assembles a tile's pack from its geometry. `inputs_hash` identifies everything it was made from.
-pub fn assemble_pack(ctx: &PackContext, id: TileId, geometry: &TileGeometry, inputs_hash: u64) -> Result<BakedTile, TileError> {
+pub fn assemble_pack(ctx: &PackContext, id: TileId, geometry: &TileGeometry, lighting: &super::lighting::TileLighting, inputs_hash: u64) -> Result<BakedTile, TileError> {
     let pack_err = |source| TileError::Pack { id, source };
     let mut pack = PackBuilder::new(ctx.writer_version);
     pack.add(&PackInfo {
@@ -200,5 +200,7 @@ pub fn assemble_pack(ctx: &PackContext, id: TileId, geometry: &TileGeometry, inp
     .map_err(pack_err)?;
     pack.add_raw(TerrainMesh::KIND, TerrainMesh::REQUIRED, geometry.mesh_raw.clone()).map_err(pack_err)?;
     pack.add_raw(VertexAo::KIND, VertexAo::REQUIRED, geometry.ao_raw.clone()).map_err(pack_err)?;
+    pack.add_raw(VertexIrradiance::KIND, VertexIrradiance::REQUIRED, lighting.vertex_raw.clone()).map_err(pack_err)?;
+    pack.add_raw(IrradianceGrid::KIND, IrradianceGrid::REQUIRED, lighting.volume_raw.clone()).map_err(pack_err)?;
     Ok(BakedTile { id, summary: geometry.summary, pack: pack.to_bytes().map_err(pack_err)? })
 }

@@ -34,6 +34,9 @@ pub struct WorldSpec {
     /// `[ao]`: per-vertex ambient occlusion (see `worlds/README.md`).
     #[serde(default)]
     pub ao: crate::ao::AoSettings,
+    /// `[lighting]`: baked sky, sun, moon and static-light irradiance (see `worlds/README.md`).
+    #[serde(default)]
+    pub lighting: crate::lighting::LightingSpec,
 }
 
 /// `[volume]`: the sample grid.
@@ -289,6 +292,11 @@ impl WorldSpec {
         self.validate_floor()?;
         if let Err(crate::ao::AoError::BadSetting { name, value, reason }) = self.ao.validate() {
             issue(&format!("ao.{name}"), format!("{reason}; got {value}"))?;
+        }
+        if let Err(errors) = self.lighting.validate() {
+            let e = &errors[0];
+            // The lighting spec's paths start at the world file's root.
+            issue(&e.path, e.message.clone())?;
         }
         Ok(())
     }

@@ -1,0 +1,116 @@
+//! The lighting stage: one global light-transport bake over the level-0 terrain, then per tile the
+//! irradiance at its vertices (every LOD level) and its slice of the irradiance volume.
+//!
+//! Light transport is global: a tile's lighting reads the geometry of the whole world (its "halo" is
+//! the world), because sky light entering a cave mouth several tiles away still reaches it. The bake
+//! is cached as a whole per (level-0 geometry, lighting settings, seed) and per tile as section bytes.
+
+use kiln_formats::sections::{IrradianceGrid, VertexIrradiance};
+use kiln_formats::{FormatError, Section};
+
+use super::lod::{TileId, Tiling};
+use super::tile::TileGeometry;
+use crate::lighting::{bake_lighting, BakedLighting, IrradianceVolume, LightingError, LightingSpec, SceneMesh, VolumeDesc};
+
+/// Irradiance-volume cells are this many voxels on a side (0.25 world units at the default voxel size).
+pub const VOLUME_CELL_VOXELS: usize = 4;
+
+/// A tile's lighting: the raw bytes of its `VXIR` and `IRVL` sections.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileLighting {
+    pub vertex_raw: Vec<u8>,
+    pub volume_raw: Vec<u8>,
+}
+
+impl TileLighting {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = (self.vertex_raw.len() as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(&self.vertex_raw);
+        out.extend_from_slice(&self.volume_raw);
+        out
+    }
+    pub fn from_bytes(b: &[u8]) -> Option<Self> {
+        let n = u64::from_le_bytes(b.get(..8)?.try_into().ok()?) as usize;
+        let rest = &b[8..];
+        (n <= rest.len()).then(|| TileLighting { vertex_raw: rest[..n].to_vec(), volume_raw: rest[n..].to_vec() })
+    }
+}
+
+/// Why lighting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LightingStageError {
+    #[error("lighting: {0}")]
+    Bake(#[from] LightingError),
+    #[error("lighting: tile L{} ({},{}): {source}", id.level, id.x, id.y)]
+    Tile { id: TileId, source: FormatError },
+}
+
+/// The world's irradiance volume: world bounds, cells of [`VOLUME_CELL_VOXELS`].
+pub fn volume_desc(tiling: &Tiling) -> VolumeDesc {
+    let dims = tiling.dims.map(|d| d.div_ceil(VOLUME_CELL_VOXELS).max(1));
+    let cell = VOLUME_CELL_VOXELS as f32 * tiling.voxel_size;
+    VolumeDesc { min: [0.0; 3], max: dims.map(|d| d as f32 * cell), dims }
+}
+
+/// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded).
+pub fn bake_world(tiling: &Tiling, level0: &[&TileGeometry], spec: &LightingSpec, seed: u64) -> Result<BakedLighting, LightingStageError> {
+    let mut positions = Vec::new();
+    let mut indices = Vec::new();
+    for g in level0 {
+        let mesh = g.mesh().map_err(|source| LightingStageError::Tile { id: TileId { level: 0, x: 0, y: 0 }, source })?;
+        let base = positions.len() as u32;
+        indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
+        positions.extend_from_slice(&mesh.positions[..]);
+    }
+    let desc = volume_desc(tiling);
+    let bounds = (desc.min, desc.max);
+    Ok(bake_lighting(&SceneMesh { positions: &positions, indices: &indices, materials: None }, bounds, &desc, spec, seed)?)
+}
+
+/// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
+/// light is left to the renderer, which draws it with shadows), and the volume cells over the
+/// tile's footprint (one cell of margin), taking every 2^level-th cell in X and Y.
+pub fn tile_lighting(baked: &BakedLighting, tiling: &Tiling, id: TileId, geometry: &TileGeometry) -> Result<TileLighting, LightingStageError> {
+    let err = |source| LightingStageError::Tile { id, source };
+    let mesh = geometry.mesh().map_err(err)?;
+    let e = baked.irradiance_at(&mesh.positions, &mesh.normals)?;
+    let vertex = VertexIrradiance(e.iter().map(|i| [0, 1, 2].map(|c| i.ambient[c] + i.lights[c])).collect());
+    let grid = slice_volume(baked.volume(), tiling, id);
+    Ok(TileLighting { vertex_raw: vertex.encode().map_err(err)?, volume_raw: grid.encode().map_err(err)? })
+}
+
+fn slice_volume(v: &IrradianceVolume, tiling: &Tiling, id: TileId) -> IrradianceGrid {
+    let [nx, ny, nz] = v.dims;
+    let step = 1usize << id.level;
+    let (min, cells) = tiling.cell_range(id);
+    let span = cells[0] * step; // voxels
+    let c0 = |m: i32| (m as usize / VOLUME_CELL_VOXELS).saturating_sub(step);
+    let (x0, y0) = (c0(min[0]), c0(min[1]));
+    let x1 = ((min[0] as usize + span).div_ceil(VOLUME_CELL_VOXELS) + step).min(nx);
+    let y1 = ((min[1] as usize + span).div_ceil(VOLUME_CELL_VOXELS) + step).min(ny);
+    let xs: Vec<usize> = (x0..x1).step_by(step).collect();
+    let ys: Vec<usize> = (y0..y1).step_by(step).collect();
+    let cell = [0, 1, 2].map(|a| (v.max[a] - v.min[a]) / v.dims[a].max(1) as f32);
+    let mut ambient = Vec::with_capacity(xs.len() * ys.len() * nz);
+    let mut direct = Vec::with_capacity(ambient.capacity());
+    for z in 0..nz {
+        for &y in &ys {
+            for &x in &xs {
+                let i = x + nx * (y + ny * z);
+                ambient.push(v.ambient[i]);
+                direct.push(v.direct[i]);
+            }
+        }
+    }
+    // The slice's cells keep their centres; the grid box spans them with the stride as cell size.
+    let sx = cell[0] * step as f32;
+    let sy = cell[1] * step as f32;
+    let lo = [v.min[0] + (x0 as f32 + 0.5) * cell[0] - 0.5 * sx, v.min[1] + (y0 as f32 + 0.5) * cell[1] - 0.5 * sy, v.min[2]];
+    IrradianceGrid {
+        min: lo,
+        max: [lo[0] + xs.len() as f32 * sx, lo[1] + ys.len() as f32 * sy, v.max[2]],
+        dims: [xs.len() as u32, ys.len() as u32, nz as u32],
+        ambient,
+        direct,
+    }
+}
