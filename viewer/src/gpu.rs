@@ -51,7 +51,9 @@ impl Gpu {
         let sink = errors.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             if let Ok(mut v) = sink.lock() {
-                v.push(e.to_string().lines().next().unwrap_or("unknown error").to_string());
+                // wgpu's messages span several indented lines ("Caused by: ..."): keep them all, on one.
+                let text = e.to_string();
+                v.push(text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "));
             }
         }));
         Ok(Gpu { instance, adapter, device, queue, polygon_line, description, errors })

@@ -235,9 +235,9 @@ impl Renderer {
             sky_zenith: v4(l.sky_zenith, 1.0),
             sky_horizon: v4(l.sky_horizon, 1.0),
             ground: v4(l.ground, l.ambient),
-            // Fog reaches about 40% at the world's diagonal: depth cue without hiding the far side.
-            fog: [0.7 / diag, 0.0, 0.0, 0.85],
-            world: [wmin.z, wmax.z, 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.72],
+            // Fog reaches about 20% at the world's diagonal: a depth cue that never hides the far side.
+            fog: [0.3 / diag, 0.0, 0.0, 0.85],
+            world: [wmin.z, wmax.z, 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
             viewport: [self.size[0] as f32, self.size[1] as f32, 1.0 / self.size[0] as f32, 1.0 / self.size[1] as f32],
             params: [mode.shader_index(), SHADOW_MAP_SIZE, shadows as u32, 0],
         }

@@ -42,7 +42,10 @@ pub fn fit(camera: &Camera, aspect: f32, to_sun: Vec3, world_min: Vec3, world_ma
 
     let up = if to_sun.z.abs() > 0.99 { Vec3::X } else { Vec3::Z };
     let light_view = Mat4::look_to_rh(Vec3::ZERO, -to_sun, up);
-    let texel = 2.0 * radius / map_size as f32;
+    // One texel of margin on each side so the snapped box still contains the whole sphere; the
+    // snapping grid and the projection's texel grid must be the same size or snapping is useless.
+    let texel = 2.0 * radius / (map_size as f32 - 2.0);
+    let half = texel * map_size as f32 * 0.5;
     let c = light_view.transform_point3(centre);
     let (cx, cy) = ((c.x / texel).floor() * texel, (c.y / texel).floor() * texel);
 
@@ -59,10 +62,8 @@ pub fn fit(camera: &Camera, aspect: f32, to_sun: Vec3, world_min: Vec3, world_ma
         zmax = zmax.max(z);
     }
     let margin = 0.01 * (zmax - zmin) + 1.0;
-    // Half a texel extra so that the snapped box still contains the whole sphere.
-    let half = radius + texel;
     let proj = Mat4::orthographic_rh(cx - half, cx + half, cy - half, cy + half, -zmax - margin, -zmin + margin);
-    ShadowFit { light_view_proj: proj * light_view, texel_world: 2.0 * half / map_size as f32 }
+    ShadowFit { light_view_proj: proj * light_view, texel_world: texel }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub fn vertex_layout() -> wgpu::VertexBufferLayout<'static> {
 /// Nearest f16 bits of a non-negative radiance value (negatives and NaN → 0, overflow → 65504):
 /// irradiance is never negative, and a clamp is better than an infinity in the shader.
 pub fn f16_bits(v: f32) -> u16 {
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return 0;
     }
     let v = v.min(65504.0);
@@ -146,7 +146,7 @@ impl TileStore {
         if tile.normals.len() != n || tile.ao.len() != n || tile.vertex_count as usize != n {
             return Err(format!("{name}: {n} positions, {} normals, {} AO values, vertex_count {}", tile.normals.len(), tile.ao.len(), tile.vertex_count));
         }
-        if tile.indices.len() % 3 != 0 || tile.main_index_count as usize > tile.indices.len() {
+        if !tile.indices.len().is_multiple_of(3) || tile.main_index_count as usize > tile.indices.len() {
             return Err(format!("{name}: {} indices ({} main) are not whole triangles", tile.indices.len(), tile.main_index_count));
         }
         if let Some(bad) = tile.indices.iter().find(|&&i| i as usize >= n) {
@@ -251,7 +251,7 @@ mod tests {
         assert_eq!(f16_bits(-3.0), 0);
         assert_eq!(f16_bits(f32::NAN), 0);
         assert_eq!(f16_bits(6.0e-8), 0x0001); // smallest subnormal (5.96e-8)
-        assert_eq!(f16_bits(6.103515625e-5), 0x0400); // smallest normal
+        assert_eq!(f16_bits(2f32.powi(-14)), 0x0400); // smallest normal
         // 1 + 2^-11 is exactly between 1 and the next half (1 + 2^-10): ties to even → 1.0.
         assert_eq!(f16_bits(1.0 + 2f32.powi(-11)), 0x3c00);
         assert_eq!(f16_bits(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);

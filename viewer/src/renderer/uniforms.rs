@@ -71,8 +71,8 @@ impl Default for Lighting {
             sky_zenith: Vec3::new(0.10, 0.24, 0.62),
             sky_horizon: Vec3::new(0.55, 0.68, 0.85),
             ground: Vec3::new(0.32, 0.28, 0.24),
-            ambient: 0.9,
-            exposure: 1.0,
+            ambient: 0.6,
+            exposure: 0.7,
         }
     }
 }

@@ -27,8 +27,7 @@ struct TerrainVary {
     @location(3) irradiance: vec4<f32>,
 }
 
-@vertex
-fn vs_terrain(v: VertexIn) -> TerrainVary {
+fn transform(v: VertexIn) -> TerrainVary {
     var o: TerrainVary;
     o.clip = frame.view_proj * vec4<f32>(v.position, 1.0);
     o.world = v.position;
@@ -38,12 +37,17 @@ fn vs_terrain(v: VertexIn) -> TerrainVary {
     return o;
 }
 
+@vertex
+fn vs_terrain(v: VertexIn) -> TerrainVary {
+    return transform(v);
+}
+
 // Wireframe overlay vertices: pulled toward the camera by 0.1% of their distance (reverse-Z: a
 // larger depth is nearer) so edges win the depth test against their own filled triangles. Done
 // here, not with depth bias, because wgpu allows depth bias only for triangle topologies.
 @vertex
 fn vs_wire(v: VertexIn) -> TerrainVary {
-    var o = vs_terrain(v);
+    var o = transform(v);
     o.clip.z *= 1.001;
     return o;
 }
