@@ -1,9 +1,7 @@
 //! Tile-bounds pass: each drawn tile's bounding box as 12 lines in its LOD colour (the tile under
 //! the cursor in white), depth-tested so boxes hide behind hills.
 
-use wgpu::util::DeviceExt;
-
-use super::{depth_state, scene_targets, shader, Layouts};
+use super::{depth_state, scene_targets, shader, Layouts, StreamBuffer};
 use crate::view_mode::lod_color;
 
 /// A line vertex: world position and linear colour (the sRGB target encodes it).
@@ -48,7 +46,7 @@ pub fn box_vertices(b: &BoxLines) -> [LineVertex; 24] {
 /// The line pipeline and this frame's vertices.
 pub struct BoundsPass {
     pipeline: wgpu::RenderPipeline,
-    vertices: Option<(wgpu::Buffer, u32)>,
+    vertices: StreamBuffer,
 }
 
 impl BoundsPass {
@@ -86,29 +84,22 @@ impl BoundsPass {
             multiview_mask: None,
             cache: None,
         });
-        BoundsPass { pipeline, vertices: None }
+        BoundsPass { pipeline, vertices: StreamBuffer::new("tile bounds") }
     }
 
     /// Uploads this frame's boxes.
-    pub fn prepare(&mut self, device: &wgpu::Device, boxes: &[BoxLines]) {
+    pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, boxes: &[BoxLines]) {
         let verts: Vec<LineVertex> = boxes.iter().flat_map(box_vertices).collect();
-        self.vertices = (!verts.is_empty()).then(|| {
-            let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("tile bounds"),
-                contents: bytemuck::cast_slice(&verts),
-                usage: wgpu::BufferUsages::VERTEX,
-            });
-            (buf, verts.len() as u32)
-        });
+        self.vertices.write(device, queue, &verts);
     }
 
     /// Draws the prepared boxes.
     pub fn record(&self, pass: &mut wgpu::RenderPass<'_>, frame: &wgpu::BindGroup) {
-        if let Some((buf, n)) = &self.vertices {
+        if let Some(buf) = self.vertices.get() {
             pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, frame, &[]);
             pass.set_vertex_buffer(0, buf.slice(..));
-            pass.draw(0..*n, 0..1);
+            pass.draw(0..self.vertices.len, 0..1);
         }
     }
 }

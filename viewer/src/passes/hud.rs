@@ -2,9 +2,8 @@
 //! from the bitmap font atlas ([`super::font`]), nearest-sampled at an integer scale so every glyph
 //! stays crisp.
 
-use wgpu::util::DeviceExt;
-
 use super::font::{self, CELL};
+use super::StreamBuffer;
 
 /// One line of HUD text.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +81,7 @@ pub struct HudPass {
     pipeline: wgpu::RenderPipeline,
     group: wgpu::BindGroup,
     screen: wgpu::Buffer,
-    vertices: Option<(wgpu::Buffer, u32)>,
+    vertices: StreamBuffer,
 }
 
 impl HudPass {
@@ -188,27 +187,19 @@ impl HudPass {
             multiview_mask: None,
             cache: None,
         });
-        HudPass { pipeline, group, screen, vertices: None }
+        HudPass { pipeline, group, screen, vertices: StreamBuffer::new("hud text") }
     }
 
     /// Lays out and uploads `lines` for a `viewport`-sized target.
     pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, lines: &[HudLine], viewport: [u32; 2]) {
         let (w, h) = (viewport[0].max(1) as f32, viewport[1].max(1) as f32);
         queue.write_buffer(&self.screen, 0, bytemuck::cast_slice(&[w, h, 1.0 / w, 1.0 / h]));
-        let verts = layout(lines, text_scale(viewport));
-        self.vertices = (!verts.is_empty()).then(|| {
-            let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("hud text"),
-                contents: bytemuck::cast_slice(&verts),
-                usage: wgpu::BufferUsages::VERTEX,
-            });
-            (buf, verts.len() as u32)
-        });
+        self.vertices.write(device, queue, &layout(lines, text_scale(viewport)));
     }
 
     /// Draws the prepared text into `target` (loaded, not cleared).
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView) {
-        let Some((buf, n)) = &self.vertices else { return };
+        let Some(buf) = self.vertices.get() else { return };
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("hud"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -225,7 +216,7 @@ impl HudPass {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.group, &[]);
         pass.set_vertex_buffer(0, buf.slice(..));
-        pass.draw(0..*n, 0..1);
+        pass.draw(0..self.vertices.len, 0..1);
     }
 }
 

@@ -1,8 +1,8 @@
 //! Render passes, one module each. The frame is:
 //!
 //! 1. [`shadow`]: terrain depth from the sun into the shadow map (its own render pass);
-//! 2. the main pass, colour + tile id + depth (reverse-Z): [`sky`], then [`terrain`] (fill, and the
-//!    wireframe overlay in that mode), then [`bounds`] (tile boxes, in that mode);
+//! 2. the main pass, colour + tile id + depth (reverse-Z): [`terrain`] fill, [`sky`] where no
+//!    terrain was drawn, then the overlays of the wireframe and bounds modes;
 //! 3. [`hud`]: text over the finished colour (its own pass, no depth).
 //!
 //! Bind groups are shared: group 0 = frame uniforms, group 1 = per-tile uniforms (dynamic offset),
@@ -79,6 +79,47 @@ impl Layouts {
             ],
         });
         Layouts { frame, tile, shadow }
+    }
+}
+
+/// A vertex buffer rewritten every frame: grown (to a power of two) only when the data outgrows
+/// it, so steady frames allocate nothing.
+pub struct StreamBuffer {
+    label: &'static str,
+    buffer: Option<wgpu::Buffer>,
+    /// Elements written by the last [`StreamBuffer::write`].
+    pub len: u32,
+}
+
+impl StreamBuffer {
+    /// An empty buffer.
+    pub fn new(label: &'static str) -> Self {
+        StreamBuffer { label, buffer: None, len: 0 }
+    }
+
+    /// Replaces the contents with `data`.
+    pub fn write<T: bytemuck::Pod>(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, data: &[T]) {
+        self.len = data.len() as u32;
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        if bytes.is_empty() {
+            return;
+        }
+        if self.buffer.as_ref().is_none_or(|b| b.size() < bytes.len() as u64) {
+            self.buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(self.label),
+                size: (bytes.len() as u64).next_power_of_two(),
+                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        if let Some(b) = &self.buffer {
+            queue.write_buffer(b, 0, bytes);
+        }
+    }
+
+    /// The buffer, if the last write was not empty.
+    pub fn get(&self) -> Option<&wgpu::Buffer> {
+        self.buffer.as_ref().filter(|_| self.len > 0)
     }
 }
 

@@ -1,5 +1,6 @@
-//! Sky pass: a full-screen triangle with the sky gradient and the sun, drawn first in the main pass
-//! (no depth test, no depth write: terrain simply covers it).
+//! Sky pass: a full-screen triangle with the sky gradient and the sun, drawn after the terrain fill
+//! at the far plane (depth 0 in reverse-Z) with the depth test on, so it shades only the pixels no
+//! terrain covered.
 
 use super::{depth_state, scene_targets, shader, Layouts};
 
@@ -17,8 +18,7 @@ impl SkyPass {
             bind_group_layouts: &[Some(&layouts.frame)],
             immediate_size: 0,
         });
-        let mut depth = depth_state(false, wgpu::DepthBiasState::default());
-        depth.depth_compare = Some(wgpu::CompareFunction::Always);
+        let depth = depth_state(false, wgpu::DepthBiasState::default());
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("sky"),
             layout: Some(&layout),

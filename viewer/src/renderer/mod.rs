@@ -217,7 +217,7 @@ impl Renderer {
         self.pick.latest
     }
 
-    fn frame_uniforms(&self, camera: &Camera, mode: ViewMode, shadows: bool) -> FrameUniforms {
+    fn frame_uniforms(&self, camera: &Camera, shadows: bool) -> FrameUniforms {
         let aspect = self.size[0] as f32 / self.size[1] as f32;
         let view_proj = camera.view_proj(aspect);
         let (wmin, wmax) = (self.world.min, self.world.max);
@@ -239,7 +239,7 @@ impl Renderer {
             fog: [0.3 / diag, 0.0, 0.0, 0.85],
             world: [wmin.z, wmax.z, 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
             viewport: [self.size[0] as f32, self.size[1] as f32, 1.0 / self.size[0] as f32, 1.0 / self.size[1] as f32],
-            params: [mode.shader_index(), SHADOW_MAP_SIZE, shadows as u32, 0],
+            params: [0, SHADOW_MAP_SIZE, shadows as u32, 0],
         }
     }
 
@@ -249,7 +249,7 @@ impl Renderer {
     pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = matches!(frame.mode, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe);
-        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&self.frame_uniforms(frame.camera, frame.mode, lit)));
+        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&self.frame_uniforms(frame.camera, lit)));
 
         let resident: Vec<&GpuTile> = draw.iter().filter_map(|&k| self.tiles.get(k)).collect();
         let mut report = FrameReport { drawn_tiles: resident.len(), missing: draw.len() - resident.len(), drawn_triangles: 0 };
@@ -277,9 +277,10 @@ impl Renderer {
         }
         queue.write_buffer(&self.tile_buffer, 0, &bytes);
         if frame.mode == ViewMode::Bounds {
-            self.bounds.prepare(device, &boxes);
+            self.bounds.prepare(device, queue, &boxes);
         }
         self.hud.prepare(device, queue, frame.hud, self.size);
+        self.terrain.prepare(device, frame.mode.shader_index());
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
         if lit {
@@ -311,10 +312,13 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
+            let groups = [&self.frame_group, &self.tile_group, &self.shadow.sample_group];
+            self.terrain.record_fill(&mut pass, frame.mode.shader_index(), groups, &items);
+            // Sky after the terrain, depth-tested at the far plane: only uncovered pixels pay for it.
+            // Before the overlays, which write no depth and would otherwise be painted over.
             self.sky.record(&mut pass, &self.frame_group);
-            self.terrain.record_fill(&mut pass, &self.frame_group, &self.tile_group, &self.shadow.sample_group, &items);
             match frame.mode {
-                ViewMode::Wireframe => self.terrain.record_wire(&mut pass, &self.frame_group, &self.tile_group, &self.shadow.sample_group, &items),
+                ViewMode::Wireframe => self.terrain.record_wire(&mut pass, groups, &items),
                 ViewMode::Bounds => self.bounds.record(&mut pass, &self.frame_group),
                 _ => {}
             }

@@ -27,7 +27,7 @@ pub struct FrameUniforms {
     pub world: [f32; 4],
     /// width, height, 1/width, 1/height in pixels.
     pub viewport: [f32; 4],
-    /// x view mode (`ViewMode::shader_index`), y shadow map size, z flags (bit 0: shadows), w unused.
+    /// x unused (the view mode is a pipeline constant), y shadow map size, z flags (bit 0: shadows), w unused.
     pub params: [u32; 4],
 }
 

@@ -15,7 +15,7 @@ struct Frame {
     fog: vec4<f32>,          // x density, w max opacity
     world: vec4<f32>,        // x min z, y max z, z material noise scale, w snow line
     viewport: vec4<f32>,     // w, h, 1/w, 1/h
-    params: vec4<u32>,       // x view mode, y shadow map size, z flags (bit 0 shadows)
+    params: vec4<u32>,       // x unused, y shadow map size, z flags (bit 0 shadows)
 }
 
 @group(0) @binding(0) var<uniform> frame: Frame;

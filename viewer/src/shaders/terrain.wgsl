@@ -1,6 +1,11 @@
 // Terrain pass: baked AO (and irradiance when present), sun with a PCF shadow map, triplanar
 // procedural materials by slope and height, distance fog, and the inspection view modes.
 
+// The view mode (`ViewMode::shader_index`), fixed per pipeline: each mode gets a pipeline compiled
+// with only its own code. A run-time switch made even the cheap modes pay for the lit path's
+// registers on some drivers (5× slower on lavapipe).
+override MODE: u32 = 0u;
+
 struct Tile {
     id: vec2<u32>,
     level: u32,
@@ -77,12 +82,12 @@ fn value_noise(p: vec2<f32>) -> f32 {
 
 // Fractal noise in [0, 1]. `footprint` is the pixel's size in units of `p`: octaves finer than a
 // pixel fade to their mean instead of aliasing into sparkle (and are skipped: cheaper far away).
-fn fbm(p: vec2<f32>, footprint: f32) -> f32 {
+fn fbm(p: vec2<f32>, footprint: f32, octaves: i32) -> f32 {
     var sum = 0.0;
     var amp = 0.5;
     var freq = 1.0;
     var norm = 0.0;
-    for (var o = 0; o < 5; o++) {
+    for (var o = 0; o < octaves; o++) {
         let fade = 1.0 - smoothstep(0.25, 0.6, freq * footprint);
         if (fade <= 0.0) {
             sum += amp * 0.5;
@@ -98,13 +103,13 @@ fn fbm(p: vec2<f32>, footprint: f32) -> f32 {
 }
 
 // Noise projected along the three axes and blended by the normal: no stretching on cliffs.
-fn triplanar(pos: vec3<f32>, n: vec3<f32>, footprint: f32) -> f32 {
+fn triplanar(pos: vec3<f32>, n: vec3<f32>, footprint: f32, octaves: i32) -> f32 {
     var w = pow(abs(n), vec3<f32>(4.0));
     w /= (w.x + w.y + w.z);
     var t = 0.0;
-    if (w.x > 0.02) { t += w.x * fbm(pos.yz, footprint); }
-    if (w.y > 0.02) { t += w.y * fbm(pos.xz, footprint); }
-    if (w.z > 0.02) { t += w.z * fbm(pos.xy, footprint); }
+    if (w.x > 0.02) { t += w.x * fbm(pos.yz, footprint, octaves); }
+    if (w.y > 0.02) { t += w.y * fbm(pos.xz, footprint, octaves); }
+    if (w.z > 0.02) { t += w.z * fbm(pos.xy, footprint, octaves); }
     return t / max(select(0.0, w.x, w.x > 0.02) + select(0.0, w.y, w.y > 0.02) + select(0.0, w.z, w.z > 0.02), 1e-4);
 }
 
@@ -114,8 +119,8 @@ fn triplanar(pos: vec3<f32>, n: vec3<f32>, footprint: f32) -> f32 {
 // boundaries are broken up by the same noise so they do not follow contour lines exactly.
 fn albedo(world: vec3<f32>, n: vec3<f32>, footprint: f32) -> vec3<f32> {
     let s = frame.world.z;
-    let coarse = triplanar(world * s, n, footprint * s);
-    let fine = triplanar(world * s * 7.3, n, footprint * s * 7.3);
+    let coarse = triplanar(world * s, n, footprint * s, 4);
+    let fine = triplanar(world * s * 7.3, n, footprint * s * 7.3, 2);
     let height = clamp((world.z - frame.world.x) / max(frame.world.y - frame.world.x, 1e-3), 0.0, 1.0);
 
     let strata = 0.5 + 0.5 * sin(world.z * s * 9.0 + coarse * 6.0);
@@ -128,7 +133,7 @@ fn albedo(world: vec3<f32>, n: vec3<f32>, footprint: f32) -> vec3<f32> {
     return mix(mix(rock, grass, flat_ground), snow, snowy);
 }
 
-// 3×3 PCF of the sun's shadow map; 1 = lit. The receiver is pushed along its normal by a texel or
+// PCF of the sun's shadow map over a 3×3-texel tent (four bilinear comparison taps); 1 = lit. The receiver is pushed along its normal by a texel or
 // two (normal-offset), which removes acne without detaching shadows from their casters.
 fn sun_visibility(world: vec3<f32>, n: vec3<f32>) -> f32 {
     if ((frame.params.z & 1u) == 0u) {
@@ -140,14 +145,13 @@ fn sun_visibility(world: vec3<f32>, n: vec3<f32>) -> f32 {
     if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || q.z > 1.0) {
         return 1.0;
     }
-    let texel = 1.0 / f32(frame.params.y);
-    var lit = 0.0;
-    for (var y = -1; y <= 1; y++) {
-        for (var x = -1; x <= 1; x++) {
-            lit += textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(f32(x), f32(y)) * texel, q.z - 0.0005);
-        }
-    }
-    return lit / 9.0;
+    let texel = 0.5 / f32(frame.params.y);
+    let z = q.z - 0.0005;
+    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, -texel), z)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, -texel), z)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, texel), z)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, texel), z);
+    return lit * 0.25;
 }
 
 fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
@@ -185,15 +189,18 @@ fn fs_terrain(v: TerrainVary, @builtin(front_facing) front: bool) -> SceneOut {
         n = -n;
     }
     var c: vec3<f32>;
-    switch frame.params.x {
-        case 1u: { c = vec3<f32>(v.ao); }
-        case 2u: {
-            if (v.irradiance.w > 0.5) { c = tonemap(v.irradiance.rgb); } else { c = vec3<f32>(0.5); }
-        }
-        case 3u: { c = n * 0.5 + 0.5; }
-        case 4u: { c = tile.color.rgb * (0.45 + 0.55 * max(dot(n, frame.sun_dir.xyz), 0.0)); }
-        case 5u: { c = lit_color(v, n, footprint) * 0.35; }
-        default: { c = lit_color(v, n, footprint); }
+    if (MODE == 1u) {
+        c = vec3<f32>(v.ao);
+    } else if (MODE == 2u) {
+        c = select(vec3<f32>(0.5), tonemap(v.irradiance.rgb), v.irradiance.w > 0.5);
+    } else if (MODE == 3u) {
+        c = n * 0.5 + 0.5;
+    } else if (MODE == 4u) {
+        c = tile.color.rgb * (0.45 + 0.55 * max(dot(n, frame.sun_dir.xyz), 0.0));
+    } else if (MODE == 5u) {
+        c = lit_color(v, n, footprint) * 0.35;
+    } else {
+        c = lit_color(v, n, footprint);
     }
     var o: SceneOut;
     o.color = vec4<f32>(c, 1.0);
