@@ -105,6 +105,9 @@ pub struct FlyStats {
     pub bytes_uploaded: u64,
     pub peak_resident_bytes: u64,
     pub failed_tiles: usize,
+    /// Per frame, averaged: tiles and triangles drawn in the view after frustum culling.
+    pub mean_drawn_tiles: f64,
+    pub mean_drawn_triangles: f64,
     pub size: [u32; 2],
     pub mode: String,
     pub adapter: String,

@@ -145,6 +145,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
     let w = off.session.world;
     let mut ms = Vec::with_capacity(points.len());
     let mut last = FrameReport::default();
+    let (mut tiles, mut triangles) = (0u64, 0u64);
     for (i, p) in points.iter().enumerate() {
         let camera = Camera::from_pose(p.pose, w.min, w.max);
         let velocity = match i.checked_sub(1).map(|j| &points[j]) {
@@ -157,6 +158,8 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last);
         off.gpu.wait_idle()?;
         ms.push(start.elapsed().as_secs_f64() * 1e3);
+        tiles += last.drawn_tiles as u64;
+        triangles += last.drawn_triangles;
         report_errors(&u.new_errors);
         off.gpu.take_error()?;
     }
@@ -171,6 +174,8 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         bytes_uploaded: s.bytes_uploaded,
         peak_resident_bytes: s.peak_resident_bytes,
         failed_tiles: off.session.error_count,
+        mean_drawn_tiles: tiles as f64 / ms.len().max(1) as f64,
+        mean_drawn_triangles: triangles as f64 / ms.len().max(1) as f64,
         size: o.size,
         mode: o.mode.name().to_string(),
         adapter: off.gpu.description.clone(),

@@ -66,10 +66,11 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
     v.push(HudLine::info(format!("mode{keys}{vsync}")));
     let fps = if i.frame_ms > 0.0 { 1000.0 / i.frame_ms } else { 0.0 };
     v.push(HudLine::info(format!(
-        "frame {:.2} ms  {:.0} fps  drawn {} tiles  {} tris",
+        "frame {:.2} ms  {:.0} fps  drawn {} tiles ({} culled)  {} tris",
         i.frame_ms,
         fps,
         i.drawn.drawn_tiles,
+        i.drawn.culled,
         count(i.drawn.drawn_triangles)
     )));
     let s = &i.stats;
@@ -133,7 +134,7 @@ mod tests {
             frame_ms: 4.0,
             stats: StreamStats { visible: 3, building: 1, resident_bytes: 3 << 20, ..Default::default() },
             budget_bytes: 512 << 20,
-            drawn: FrameReport { drawn_tiles: 3, drawn_triangles: 12_345, missing: 0 },
+            drawn: FrameReport { drawn_tiles: 3, drawn_triangles: 12_345, culled: 2, missing: 0 },
             camera,
             speed: 5.0,
             cursor: Some((Some(TileKey { level: 1, x: 2, y: 3 }), node, None)),
@@ -162,7 +163,7 @@ mod tests {
         let all: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         let text = all.join("\n");
         assert!(text.contains("[5:lod]") && text.contains("vsync on"), "{text}");
-        assert!(text.contains("frame 4.00 ms  250 fps") && text.contains("12.3k tris"), "{text}");
+        assert!(text.contains("frame 4.00 ms  250 fps  drawn 3 tiles (2 culled)  12.3k tris"), "{text}");
         assert!(text.contains("visible 3") && text.contains("building 1") && text.contains("resident 3.0 MiB"), "{text}");
         assert!(text.contains("cursor: L1 (2,3)  pack 2.0 MiB  777 verts  1234 tris"), "{text}");
         assert!(text.contains("content 0000000000abcdef"), "{text}");

@@ -22,10 +22,15 @@ pub fn open_streamer(bake_dir: &Path, config: StreamConfig, withhold: &[TileKey]
     Ok(s)
 }
 
-/// The renderer's view of the world, from the manifest.
+/// The renderer's view of the world, from the manifest. The height range for materials comes from
+/// the level-0 tiles: coarser tiles hang longer skirts, which would stretch it downwards.
 pub fn world_info(streamer: &Streamer) -> WorldInfo {
     let m = streamer.manifest();
-    WorldInfo { min: Vec3::from(m.bounds_min), max: Vec3::from(m.bounds_max), voxel_size: m.voxel_size }
+    let fine = m.nodes.iter().filter(|n| n.level == 0);
+    let lo = fine.clone().map(|n| n.bounds_min[2]).fold(f32::INFINITY, f32::min);
+    let hi = fine.map(|n| n.bounds_max[2]).fold(f32::NEG_INFINITY, f32::max);
+    let height_range = if lo.is_finite() && hi.is_finite() && lo < hi { [lo, hi] } else { [m.bounds_min[2], m.bounds_max[2]] };
+    WorldInfo { min: Vec3::from(m.bounds_min), max: Vec3::from(m.bounds_max), voxel_size: m.voxel_size, height_range }
 }
 
 /// What one [`Session::update`] did.

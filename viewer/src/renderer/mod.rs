@@ -5,6 +5,7 @@
 //! ([`Renderer::render`]). The renderer owns the depth and tile-id targets, sized with
 //! [`Renderer::resize`].
 
+pub mod culling;
 pub mod pick;
 pub mod shadow_fit;
 pub mod tiles;
@@ -32,6 +33,8 @@ pub struct WorldInfo {
     pub min: Vec3,
     pub max: Vec3,
     pub voxel_size: f32,
+    /// Lowest and highest surface height, for height-based materials (snow line).
+    pub height_range: [f32; 2],
 }
 
 /// Everything that varies per frame.
@@ -49,8 +52,11 @@ pub struct FrameDesc<'a> {
 /// What a frame drew.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameReport {
+    /// Tiles drawn in the view (after frustum culling).
     pub drawn_tiles: usize,
     pub drawn_triangles: u64,
+    /// Draw-list tiles outside the view frustum.
+    pub culled: usize,
     /// Draw-list keys that were not resident (a streamer contract violation if non-zero).
     pub missing: usize,
 }
@@ -237,7 +243,7 @@ impl Renderer {
             ground: v4(l.ground, l.ambient),
             // Fog reaches about 20% at the world's diagonal: a depth cue that never hides the far side.
             fog: [0.3 / diag, 0.0, 0.0, 0.85],
-            world: [wmin.z, wmax.z, 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
+            world: [self.world.height_range[0], self.world.height_range[1], 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
             viewport: [self.size[0] as f32, self.size[1] as f32, 1.0 / self.size[0] as f32, 1.0 / self.size[1] as f32],
             params: [0, SHADOW_MAP_SIZE, shadows as u32, 0],
         }
@@ -249,10 +255,13 @@ impl Renderer {
     pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = matches!(frame.mode, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe);
-        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&self.frame_uniforms(frame.camera, lit)));
+        let uniforms = self.frame_uniforms(frame.camera, lit);
+        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
+        let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
+        let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
 
         let resident: Vec<&GpuTile> = draw.iter().filter_map(|&k| self.tiles.get(k)).collect();
-        let mut report = FrameReport { drawn_tiles: resident.len(), missing: draw.len() - resident.len(), drawn_triangles: 0 };
+        let mut report = FrameReport { missing: draw.len() - resident.len(), ..Default::default() };
         if resident.len() > self.tile_capacity {
             self.tile_capacity = resident.len().next_power_of_two();
             (self.tile_buffer, self.tile_group) = tile_uniforms(device, &self.layouts, self.tile_stride, self.tile_capacity);
@@ -260,6 +269,7 @@ impl Renderer {
         let stride = self.tile_stride as usize;
         let mut bytes = vec![0u8; stride * resident.len().max(1)];
         let mut items = Vec::with_capacity(resident.len());
+        let mut casters = Vec::new();
         let mut boxes = Vec::new();
         for (i, t) in resident.iter().enumerate() {
             let highlight = frame.highlight == Some(t.key);
@@ -271,10 +281,20 @@ impl Renderer {
                 color: [c[0], c[1], c[2], 1.0],
             };
             bytes[i * stride..][..std::mem::size_of::<TileUniforms>()].copy_from_slice(bytemuck::bytes_of(&u));
-            items.push(DrawItem { tile: t, uniform_offset: (i * stride) as u32 });
-            report.drawn_triangles += t.index_count as u64 / 3;
-            boxes.push(BoxLines { min: t.bounds_min, max: t.bounds_max, level: t.key.level, highlight });
+            let (lo, hi) = (Vec3::from(t.bounds_min), Vec3::from(t.bounds_max));
+            let item = || DrawItem { tile: t, uniform_offset: (i * stride) as u32 };
+            if lit && culling::intersects(&light_planes, lo, hi) {
+                casters.push(item());
+            }
+            if culling::intersects(&view_planes, lo, hi) {
+                items.push(item());
+                report.drawn_triangles += t.index_count as u64 / 3;
+                boxes.push(BoxLines { min: t.bounds_min, max: t.bounds_max, level: t.key.level, highlight });
+            } else {
+                report.culled += 1;
+            }
         }
+        report.drawn_tiles = items.len();
         queue.write_buffer(&self.tile_buffer, 0, &bytes);
         if frame.mode == ViewMode::Bounds {
             self.bounds.prepare(device, queue, &boxes);
@@ -284,7 +304,7 @@ impl Renderer {
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
         if lit {
-            self.shadow.encode(&mut encoder, &self.frame_group, &items);
+            self.shadow.encode(&mut encoder, &self.frame_group, &casters);
         }
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {

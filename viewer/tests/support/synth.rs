@@ -109,9 +109,12 @@ impl Synth {
             indices.extend_from_slice(&[a, c, d, a, d, b]);
         }
         let lattice = {
-            let shift = 6u8;
-            let st = 1.0 / (1u32 << shift) as f32;
             let lo = positions.iter().fold([f32::MAX; 3], |m, p| [m[0].min(p[0]), m[1].min(p[1]), m[2].min(p[2])]);
+            let hi = positions.iter().fold([f32::MIN; 3], |m, p| [m[0].max(p[0]), m[1].max(p[1]), m[2].max(p[2])]);
+            let extent = (0..3).map(|a| hi[a] - lo[a]).fold(0f32, f32::max) + 2.0;
+            // The finest step (at most 1/64 unit) whose u16 offsets still span the tile.
+            let shift = (0..=6u8).rev().find(|&s| extent * (1u32 << s) as f32 <= 60000.0).unwrap_or(0);
+            let st = 1.0 / (1u32 << shift) as f32;
             Lattice { voxel_size: 1.0, shift, origin: lo.map(|v| (v / st).floor() as i32 - 1) }
         };
         let mesh = TerrainMesh { lattice, positions: positions.iter().map(|&p| lattice.snap(p)).collect(), normals, indices, main_index_count: main };
