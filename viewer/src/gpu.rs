@@ -70,6 +70,16 @@ impl Gpu {
         first.map_or(Ok(()), |e| Err(ViewerError::Gpu(e)))
     }
 
+    /// Refuses a render target larger than the device allows, with a clear message instead of a
+    /// validation error later.
+    pub fn check_size(&self, size: [u32; 2]) -> Result<(), ViewerError> {
+        let max = self.device.limits().max_texture_dimension_2d;
+        if size[0] > max || size[1] > max {
+            return Err(ViewerError::Usage(format!("{}x{} exceeds the largest texture {} supports ({max}x{max})", size[0], size[1], self.description)));
+        }
+        Ok(())
+    }
+
     /// Blocks until the GPU has finished all submitted work.
     pub fn wait_idle(&self) -> Result<(), ViewerError> {
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| ViewerError::Gpu(e.to_string()))?;

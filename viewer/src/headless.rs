@@ -71,6 +71,7 @@ impl Offscreen {
             cursor: None,
             last_error: self.session.last_error.as_deref(),
             error_count: self.session.error_count,
+            keys_help: false,
         })
     }
 }
@@ -96,6 +97,7 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     let streamer = open_streamer(&o.bake_dir, config, &o.withhold)?;
     let world = world_info(&streamer);
     let gpu = Gpu::headless()?;
+    gpu.check_size(o.size)?;
     let renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.edge_wireframe);
     let target = offscreen_target(&gpu.device, FORMAT, o.size);
     let view = target.create_view(&wgpu::TextureViewDescriptor::default());

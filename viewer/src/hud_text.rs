@@ -27,6 +27,8 @@ pub struct HudInfo<'a> {
     pub cursor: Option<(Option<TileKey>, Option<&'a TileNode>, Option<TileMeta>)>,
     pub last_error: Option<&'a str>,
     pub error_count: usize,
+    /// Show the key bindings (the window; a headless image has no keys).
+    pub keys_help: bool,
 }
 
 /// Bytes as MiB with one decimal.
@@ -106,6 +108,9 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
             )));
         }
     }
+    if i.keys_help {
+        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-7 mode  V vsync  H hud  F12 shot"));
+    }
     if i.drawn.missing > 0 {
         v.push(HudLine::alert(format!("{} drawn tiles were not resident", i.drawn.missing)));
     }
@@ -140,6 +145,7 @@ mod tests {
             cursor: Some((Some(TileKey { level: 1, x: 2, y: 3 }), node, None)),
             last_error: Some("tiles/L0_0_0.kpack: checksum mismatch"),
             error_count: 1,
+            keys_help: true,
         }
     }
 
@@ -167,6 +173,7 @@ mod tests {
         assert!(text.contains("visible 3") && text.contains("building 1") && text.contains("resident 3.0 MiB"), "{text}");
         assert!(text.contains("cursor: L1 (2,3)  pack 2.0 MiB  777 verts  1234 tris"), "{text}");
         assert!(text.contains("content 0000000000abcdef"), "{text}");
+        assert!(text.contains("F12 shot"), "{text}");
         let last = lines.last().unwrap();
         assert!(last.text.contains("checksum mismatch") && last.color != lines[0].color, "errors stand out");
         assert!(lines.iter().all(|l| l.text.is_ascii()), "the bitmap font is ASCII only");

@@ -372,6 +372,7 @@ impl Running {
             cursor,
             last_error: s.last_error.as_deref(),
             error_count: s.error_count,
+            keys_help: true,
         })
     }
 
