@@ -88,7 +88,7 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
         return Err(ViewerError::Usage("--headless needs --screenshot FILE.png or --fly PATH.csv".into()));
     }
     let path = o.fly.as_deref().map(flypath::load).transpose()?;
-    let mut config = o.config.clone();
+    let mut config = o.config;
     if path.is_none() {
         // A still view gains nothing from prefetch, and without it `building` counts only tiles the
         // view needs, which is what "complete" waits for.
@@ -122,14 +122,16 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
     loop {
         let u = off.session.update(&off.gpu.device, &camera, o.size, Vec3::ZERO);
         report_errors(&u.new_errors);
-        if off.session.settled(&u) {
+        if off.session.settled() {
             break;
         }
-        if start.elapsed() > o.timeout {
+        let left = o.timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
             return Err(ViewerError::Incomplete { seconds: o.timeout.as_secs_f64(), building: off.session.streamer.stats().building });
         }
-        // Loader threads are decoding; poll again shortly rather than spin.
-        std::thread::sleep(Duration::from_millis(2));
+        // Block until the loads queued by this update are decoded (no polling, no timing luck),
+        // then update again to upload them; the per-frame upload cap may need a few rounds.
+        off.session.streamer.wait_idle(left);
     }
     let t = Instant::now();
     let report = off.frame(o, &camera, 0.0, FrameReport::default());

@@ -91,10 +91,9 @@ impl Session {
         &self.draw
     }
 
-    /// Whether the view is complete after `last`: nothing was uploaded and nothing is loading, so
-    /// the draw list is the streamer's settled cut (with prefetch off, `building` counts only
-    /// tiles the view needs).
-    pub fn settled(&self, last: &Update) -> bool {
-        last.uploads == 0 && self.streamer.stats().building == 0
+    /// Whether the picture is complete for the last camera: every tile the view needs that can
+    /// still arrive has been uploaded (the streamer's own criterion).
+    pub fn settled(&self) -> bool {
+        self.streamer.settled()
     }
 }

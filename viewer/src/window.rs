@@ -41,7 +41,7 @@ pub struct WindowOptions {
 
 /// Opens the window and runs until it is closed (or `frames` have been presented).
 pub fn run(o: WindowOptions) -> Result<(), ViewerError> {
-    let streamer = open_streamer(&o.bake_dir, o.config.clone(), &o.withhold)?;
+    let streamer = open_streamer(&o.bake_dir, o.config, &o.withhold)?;
     let has = |v: &str| std::env::var_os(v).is_some_and(|s| !s.is_empty());
     if !has("DISPLAY") && !has("WAYLAND_DISPLAY") {
         return Err(ViewerError::NoDisplay("DISPLAY is not set".into()));

@@ -32,7 +32,7 @@ fn run_headless(dir: &Path, env: &[(&str, &str)]) -> Output {
 #[test]
 fn missing_bake_directory() {
     let out = run_headless(Path::new("/nonexistent/kiln/out/world"), &[]);
-    assert_one_line_error(&out, "not a bake directory");
+    assert_one_line_error(&out, "manifest.kpack");
 }
 
 #[test]

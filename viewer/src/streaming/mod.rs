@@ -2,10 +2,11 @@
 //! before the streaming helper's real module lands. The integrator deletes this file and replaces
 //! it with `viewer/src/streaming/` from the streaming branch.
 //!
-//! It implements the contract in `notes/viewer_interface.md` with the simplest policy that keeps its
-//! promises: on the first `update` it decodes, synchronously, every tile of one level (the finest
-//! level whose estimated GPU size fits the budget), draws those, and replaces a withheld or failed
-//! tile by its nearest loadable ancestor (never a hole). No frustum culling, no eviction, no threads.
+//! It implements the contract in `notes/viewer_interface.md` (plus `settled` and `wait_idle`, as the
+//! streaming branch has them) with the simplest policy that keeps its promises: on the first
+//! `update` it decodes, synchronously, the roots and then every tile of one level (the finest level
+//! whose estimated GPU size fits the budget), draws those, and replaces a withheld or failed tile by
+//! its nearest loadable ancestor (never a hole). No frustum culling, no eviction, no threads.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -62,7 +63,7 @@ pub struct CameraView {
 }
 
 /// Streaming policy knobs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StreamConfig {
     pub budget_bytes: u64,
     pub max_error_px: f32,
@@ -182,6 +183,27 @@ impl Streamer {
             self.done = true;
             let level = self.pick_level();
             let mut cut = BTreeSet::new();
+            // The roots first, as the real streamer does: the fallback for everything.
+            let top = self.manifest.levels - 1;
+            let roots: Vec<TileKey> = self.manifest.nodes.iter().filter(|n| n.level == top).map(|n| TileKey { level: n.level, x: n.x, y: n.y }).collect();
+            for key in roots {
+                if self.withheld.contains(&key) {
+                    continue;
+                }
+                match self.load(key) {
+                    Ok(tile) => {
+                        self.loaded.insert(key);
+                        self.stats.tiles_streamed += 1;
+                        self.stats.bytes_uploaded += tile.gpu_bytes();
+                        self.stats.resident_bytes += tile.gpu_bytes();
+                        plan.uploads.push(tile);
+                    }
+                    Err(e) => {
+                        self.failed.insert(key);
+                        plan.errors.push(e);
+                    }
+                }
+            }
             for node in self.manifest.nodes.iter().filter(|n| n.level == level) {
                 let mut key = TileKey { level: node.level, x: node.x, y: node.y };
                 loop {
@@ -232,6 +254,16 @@ impl Streamer {
         }
         plan.draw = self.draw.clone();
         plan
+    }
+
+    /// Whether every tile the view needs is uploaded (always, after the first update).
+    pub fn settled(&self) -> bool {
+        self.done
+    }
+
+    /// Waits for the loader threads (there are none: loads are synchronous).
+    pub fn wait_idle(&self, _timeout: std::time::Duration) -> bool {
+        true
     }
 
     /// The finest level whose estimated GPU size (manifest counts) fits the budget.
