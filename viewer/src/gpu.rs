@@ -59,6 +59,12 @@ impl Gpu {
         Ok(Gpu { instance, adapter, device, queue, polygon_line, description, errors })
     }
 
+    /// Whether the adapter is a CPU rasteriser (lavapipe): the renderer then trades a little
+    /// quality for frame time.
+    pub fn is_cpu(&self) -> bool {
+        self.adapter.get_info().device_type == wgpu::DeviceType::Cpu
+    }
+
     /// The first GPU error recorded since the last call, if any.
     pub fn take_error(&self) -> Result<(), ViewerError> {
         let first = {

@@ -4,12 +4,17 @@
 use super::{shader, DrawItem, Layouts};
 use crate::renderer::tiles;
 
-/// Shadow map edge in texels: 2048² × 4 B = 16 MiB, sharp enough for the view-fitted projection.
+/// Shadow map edge in texels on a GPU: 2048² × 4 B = 16 MiB, sharp with the view-fitted projection.
 pub const SHADOW_MAP_SIZE: u32 = 2048;
+/// On a CPU rasteriser (lavapipe, llvmpipe) the 2048² map alone takes about half of a lit frame;
+/// 1024² halves that frame time for softer shadow edges.
+pub const SHADOW_MAP_SIZE_CPU: u32 = 1024;
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 /// The shadow map and its pipeline.
 pub struct ShadowPass {
+    /// Map edge in texels.
+    pub size: u32,
     pipeline: wgpu::RenderPipeline,
     view: wgpu::TextureView,
     /// Group 2 of the terrain pass: the map and a comparison sampler.
@@ -17,11 +22,11 @@ pub struct ShadowPass {
 }
 
 impl ShadowPass {
-    /// Creates the map, its sampler and the depth-only pipeline.
-    pub fn new(device: &wgpu::Device, layouts: &Layouts) -> Self {
+    /// Creates a `size`² map, its sampler and the depth-only pipeline.
+    pub fn new(device: &wgpu::Device, layouts: &Layouts, size: u32) -> Self {
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("shadow map"),
-            size: wgpu::Extent3d { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE, depth_or_array_layers: 1 },
+            size: wgpu::Extent3d { width: size, height: size, depth_or_array_layers: 1 },
             mip_level_count: 1,
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
@@ -78,7 +83,7 @@ impl ShadowPass {
             multiview_mask: None,
             cache: None,
         });
-        ShadowPass { pipeline, view, sample_group }
+        ShadowPass { size, pipeline, view, sample_group }
     }
 
     /// Renders `items` into the shadow map (clearing it first, so an empty list means no shadows).

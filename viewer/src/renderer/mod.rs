@@ -17,7 +17,7 @@ use crate::camera::Camera;
 use crate::gpu::Gpu;
 use crate::passes::bounds::{BoundsPass, BoxLines};
 use crate::passes::hud::{HudLine, HudPass};
-use crate::passes::shadow::{ShadowPass, SHADOW_MAP_SIZE};
+use crate::passes::shadow::{ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
 use crate::passes::sky::SkyPass;
 use crate::passes::terrain::{TerrainPass, WireMethod};
 use crate::passes::{DrawItem, Layouts, DEPTH_FORMAT, ID_FORMAT};
@@ -165,7 +165,7 @@ impl Renderer {
             id,
             tiles: TileStore::default(),
             sky: SkyPass::new(device, &layouts, color_format),
-            shadow: ShadowPass::new(device, &layouts),
+            shadow: ShadowPass::new(device, &layouts, if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE }),
             terrain: TerrainPass::new(device, &layouts, color_format, wire),
             bounds: BoundsPass::new(device, &layouts, color_format),
             hud: HudPass::new(device, &gpu.queue, color_format),
@@ -229,7 +229,7 @@ impl Renderer {
         let (wmin, wmax) = (self.world.min, self.world.max);
         let diag = (wmax - wmin).truncate().length().max(1.0);
         let l = &self.lighting;
-        let fit = shadow_fit::fit(camera, aspect, l.to_sun, wmin, wmax, 0.6 * diag, SHADOW_MAP_SIZE);
+        let fit = shadow_fit::fit(camera, aspect, l.to_sun, wmin, wmax, 0.6 * diag, self.shadow.size);
         let v4 = |v: Vec3, w: f32| v.extend(w).to_array();
         FrameUniforms {
             view_proj: view_proj.to_cols_array_2d(),
@@ -245,7 +245,7 @@ impl Renderer {
             fog: [0.3 / diag, 0.0, 0.0, 0.85],
             world: [self.world.height_range[0], self.world.height_range[1], 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
             viewport: [self.size[0] as f32, self.size[1] as f32, 1.0 / self.size[0] as f32, 1.0 / self.size[1] as f32],
-            params: [0, SHADOW_MAP_SIZE, shadows as u32, 0],
+            params: [0, self.shadow.size, shadows as u32, 0],
         }
     }
 
