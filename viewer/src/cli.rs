@@ -1,0 +1,181 @@
+//! The `kiln-view` command line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::camera::CameraPose;
+use crate::error::ViewerError;
+use crate::headless::{self, HeadlessOptions};
+use crate::streaming::{StreamConfig, TileKey};
+use crate::view_mode::ViewMode;
+use crate::window::{self, WindowOptions};
+
+/// Streams and renders a Kiln bake directory, in a window or headless.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "kiln-view", version, about)]
+pub struct Args {
+    /// The bake directory (`out/<world>`, holding manifest.kpack and tiles/).
+    pub bake_dir: PathBuf,
+    /// Render offscreen (no window, no display needed); requires --screenshot or --fly.
+    #[arg(long)]
+    pub headless: bool,
+    /// Start camera: X,Y,Z,YAW,PITCH (world units; degrees, yaw from +X toward +Y, pitch up).
+    /// Defaults to an overview of the world.
+    #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+    pub camera: Option<CameraPose>,
+    /// Viewport (headless) or initial window size, WxH pixels.
+    #[arg(long, value_parser = parse_size, default_value = "1280x720")]
+    pub size: [u32; 2],
+    /// View mode (keys 1-7 in the window).
+    #[arg(long, value_enum, default_value_t = ViewMode::Lit)]
+    pub mode: ViewMode,
+    /// Headless: write the final frame to this PNG.
+    #[arg(long)]
+    pub screenshot: Option<PathBuf>,
+    /// Headless: replay a camera path (CSV rows t,x,y,z,yaw,pitch), one frame per row.
+    #[arg(long)]
+    pub fly: Option<PathBuf>,
+    /// With --fly: write frame-time percentiles and streaming totals as JSON.
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+    /// GPU residency budget in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub budget_mb: u64,
+    /// Largest screen-space geometric error in pixels before a finer LOD is streamed.
+    #[arg(long, default_value_t = 2.0)]
+    pub max_error_px: f32,
+    /// Test hook: never load tile L,X,Y (its nearest ancestor is drawn instead). Repeatable.
+    #[arg(long, value_parser = parse_tile_key)]
+    pub withhold: Vec<TileKey>,
+    /// Window: exit after N presented frames.
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// Headless: draw the HUD into the image too.
+    #[arg(long)]
+    pub hud: bool,
+    /// Headless: longest wait, in seconds, for a still view to finish streaming.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout_s: f64,
+    /// Draw wireframes from edge lists even where polygon-mode line is available (tests the fallback).
+    #[arg(long, hide = true)]
+    pub edge_wireframe: bool,
+}
+
+fn parse_pose(s: &str) -> Result<CameraPose, String> {
+    s.parse()
+}
+
+/// Parses `WxH` (both 1..=16384).
+pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, got {s:?}"))?;
+    let dim = |v: &str| v.trim().parse::<u32>().ok().filter(|d| (1..=16384).contains(d)).ok_or_else(|| format!("{v:?} is not a size in 1..=16384"));
+    Ok([dim(w)?, dim(h)?])
+}
+
+/// Parses `L,X,Y`.
+pub fn parse_tile_key(s: &str) -> Result<TileKey, String> {
+    let v: Vec<u32> = s.split(',').map(|p| p.trim().parse::<u32>().map_err(|_| format!("{p:?} is not a whole number"))).collect::<Result<_, _>>()?;
+    match v[..] {
+        [level, x, y] => Ok(TileKey { level, x, y }),
+        _ => Err(format!("expected L,X,Y, got {s:?}")),
+    }
+}
+
+impl Args {
+    fn stream_config(&self) -> Result<StreamConfig, ViewerError> {
+        if !(self.max_error_px.is_finite() && self.max_error_px > 0.0) {
+            return Err(ViewerError::Usage(format!("--max-error-px must be positive, got {}", self.max_error_px)));
+        }
+        if self.budget_mb == 0 {
+            return Err(ViewerError::Usage("--budget-mb must be at least 1".into()));
+        }
+        Ok(StreamConfig { budget_bytes: self.budget_mb.saturating_mul(1 << 20), max_error_px: self.max_error_px, ..StreamConfig::default() })
+    }
+
+    fn check(&self) -> Result<(), ViewerError> {
+        let usage = |m: &str| Err(ViewerError::Usage(m.into()));
+        if self.stats.is_some() && self.fly.is_none() {
+            return usage("--stats needs --fly");
+        }
+        if !self.headless {
+            if self.fly.is_some() || self.screenshot.is_some() || self.hud {
+                return usage("--fly, --screenshot and --hud are for --headless runs (in the window, F12 takes a screenshot)");
+            }
+        } else if self.frames.is_some() {
+            return usage("--frames is for the window; a headless run renders one still frame or one frame per --fly row");
+        }
+        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
+            return usage("--timeout-s must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// Runs `kiln-view` with parsed arguments.
+pub fn run(args: Args) -> Result<(), ViewerError> {
+    args.check()?;
+    let config = args.stream_config()?;
+    if args.headless {
+        headless::run(&HeadlessOptions {
+            bake_dir: args.bake_dir,
+            camera: args.camera,
+            size: args.size,
+            mode: args.mode,
+            screenshot: args.screenshot,
+            fly: args.fly,
+            stats: args.stats,
+            config,
+            withhold: args.withhold,
+            hud: args.hud,
+            timeout: Duration::from_secs_f64(args.timeout_s),
+            edge_wireframe: args.edge_wireframe,
+        })
+    } else {
+        window::run(WindowOptions {
+            bake_dir: args.bake_dir,
+            camera: args.camera,
+            size: args.size,
+            mode: args.mode,
+            config,
+            withhold: args.withhold,
+            frames: args.frames,
+            edge_wireframe: args.edge_wireframe,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("kiln-view").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn parses_the_headless_command_line() {
+        let a = parse(&["out/w", "--headless", "--camera", "-10,5,3,0,-20", "--size", "320x240", "--mode", "ao", "--screenshot", "a.png", "--withhold", "0,1,2", "--withhold", "1,0,0"]).unwrap();
+        assert!(a.headless);
+        assert_eq!(a.camera.unwrap().position.x, -10.0);
+        assert_eq!(a.size, [320, 240]);
+        assert_eq!(a.mode, ViewMode::Ao);
+        assert_eq!(a.withhold, vec![TileKey { level: 0, x: 1, y: 2 }, TileKey { level: 1, x: 0, y: 0 }]);
+        assert!(a.check().is_ok());
+        assert_eq!(a.stream_config().unwrap().budget_bytes, 512 << 20);
+    }
+
+    #[test]
+    fn rejects_bad_values_and_contradictions() {
+        assert!(parse(&["w", "--size", "0x10"]).is_err());
+        assert!(parse(&["w", "--size", "640"]).is_err());
+        assert!(parse(&["w", "--camera", "1,2,3"]).is_err());
+        assert!(parse(&["w", "--withhold", "1,2"]).is_err());
+        assert!(parse(&["w", "--mode", "shiny"]).is_err());
+        assert!(parse(&["w", "--stats", "s.json"]).unwrap().check().is_err());
+        assert!(parse(&["w", "--screenshot", "a.png"]).unwrap().check().is_err());
+        assert!(parse(&["w", "--headless", "--frames", "3", "--screenshot", "a.png"]).unwrap().check().is_err());
+        assert!(parse(&["w", "--budget-mb", "0"]).unwrap().stream_config().is_err());
+    }
+}

@@ -1,0 +1,94 @@
+//! The GPU context: instance, adapter, device and queue, and how GPU errors are surfaced.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::ViewerError;
+
+/// An adapter, its device and queue, and the optional features the renderer found.
+pub struct Gpu {
+    pub instance: wgpu::Instance,
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    /// `Features::POLYGON_MODE_LINE` was granted: wireframe uses it instead of line-list indices.
+    pub polygon_line: bool,
+    /// "name (backend, driver)" for logs and the HUD.
+    pub description: String,
+    errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl Gpu {
+    /// A context with no window: the instance honours `WGPU_BACKEND` and friends.
+    pub fn headless() -> Result<Gpu, ViewerError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        Gpu::new(instance, None)
+    }
+
+    /// A context whose adapter can present to `surface` (`instance` must have created it).
+    pub fn new(instance: wgpu::Instance, surface: Option<&wgpu::Surface<'_>>) -> Result<Gpu, ViewerError> {
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            compatible_surface: surface,
+            ..Default::default()
+        }))
+        .map_err(|e| ViewerError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let description = format!("{} ({:?}, {})", info.name, info.backend, if info.driver.is_empty() { "?" } else { &info.driver });
+        let polygon_line = adapter.features().contains(wgpu::Features::POLYGON_MODE_LINE);
+        let required_features = if polygon_line { wgpu::Features::POLYGON_MODE_LINE } else { wgpu::Features::empty() };
+        // Downlevel limits are all the renderer needs, except texture size (large windows, screenshots).
+        let required_limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()).using_alignment(adapter.limits());
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("kiln-view"),
+            required_features,
+            required_limits,
+            ..Default::default()
+        }))
+        .map_err(|e| ViewerError::Device { adapter: description.clone(), reason: e.to_string() })?;
+        // wgpu panics on an uncaptured error by default; record it instead so the frame loop can
+        // stop with one clear line.
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut v) = sink.lock() {
+                // wgpu's messages span several indented lines ("Caused by: ..."): keep them all, on one.
+                let text = e.to_string();
+                v.push(text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "));
+            }
+        }));
+        Ok(Gpu { instance, adapter, device, queue, polygon_line, description, errors })
+    }
+
+    /// Whether the adapter is a CPU rasteriser (lavapipe): the renderer then trades a little
+    /// quality for frame time.
+    pub fn is_cpu(&self) -> bool {
+        self.adapter.get_info().device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The first GPU error recorded since the last call, if any.
+    pub fn take_error(&self) -> Result<(), ViewerError> {
+        let first = {
+            let mut v = self.errors.lock().map_err(|_| ViewerError::Gpu("error sink poisoned".into()))?;
+            let first = v.first().cloned();
+            v.clear();
+            first
+        };
+        first.map_or(Ok(()), |e| Err(ViewerError::Gpu(e)))
+    }
+
+    /// Refuses a render target larger than the device allows, with a clear message instead of a
+    /// validation error later.
+    pub fn check_size(&self, size: [u32; 2]) -> Result<(), ViewerError> {
+        let max = self.device.limits().max_texture_dimension_2d;
+        if size[0] > max || size[1] > max {
+            return Err(ViewerError::Usage(format!("{}x{} exceeds the largest texture {} supports ({max}x{max})", size[0], size[1], self.description)));
+        }
+        Ok(())
+    }
+
+    /// Blocks until the GPU has finished all submitted work.
+    pub fn wait_idle(&self) -> Result<(), ViewerError> {
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| ViewerError::Gpu(e.to_string()))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,195 @@
+//! Offscreen rendering with no window and no event loop: a still screenshot once the view has
+//! finished streaming, or a timed replay of a camera path with frame-time statistics.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+
+use crate::camera::{Camera, CameraPose};
+use crate::error::ViewerError;
+use crate::flypath::{self, FlyStats};
+use crate::gpu::Gpu;
+use crate::hud_text::{hud_lines, HudInfo};
+use crate::passes::hud::HudLine;
+use crate::renderer::{FrameDesc, FrameReport, Renderer};
+use crate::screenshot::{offscreen_target, read_rgba, save_png};
+use crate::session::{open_streamer, world_info, Session};
+use crate::streaming::{StreamConfig, TileKey};
+use crate::view_mode::ViewMode;
+
+/// Options of a headless run (from the command line).
+#[derive(Clone, Debug)]
+pub struct HeadlessOptions {
+    pub bake_dir: PathBuf,
+    /// `None`: the world overview.
+    pub camera: Option<CameraPose>,
+    pub size: [u32; 2],
+    pub mode: ViewMode,
+    pub screenshot: Option<PathBuf>,
+    pub fly: Option<PathBuf>,
+    pub stats: Option<PathBuf>,
+    pub config: StreamConfig,
+    pub withhold: Vec<TileKey>,
+    /// Draw the HUD into the image.
+    pub hud: bool,
+    /// Longest wait for a still view to finish streaming.
+    pub timeout: Duration,
+    pub edge_wireframe: bool,
+}
+
+/// The colour format of headless targets (RGBA8 so readback needs no swizzle).
+const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+struct Offscreen {
+    gpu: Gpu,
+    session: Session,
+    target: wgpu::Texture,
+    view: wgpu::TextureView,
+}
+
+impl Offscreen {
+    fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport) -> FrameReport {
+        let hud = if o.hud { self.hud(o, camera, frame_ms, last) } else { Vec::new() };
+        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None };
+        self.session.render(&self.gpu, &self.view, &desc)
+    }
+
+    fn hud(&self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport) -> Vec<HudLine> {
+        let name = self.session.streamer.manifest().world_name.clone();
+        hud_lines(&HudInfo {
+            world_name: &name,
+            adapter: &self.gpu.description,
+            mode: o.mode,
+            vsync: None,
+            frame_ms,
+            stats: self.session.streamer.stats(),
+            budget_bytes: o.config.budget_bytes,
+            drawn: last,
+            camera,
+            speed: 0.0,
+            cursor: None,
+            last_error: self.session.last_error.as_deref(),
+            error_count: self.session.error_count,
+            keys_help: false,
+        })
+    }
+}
+
+fn report_errors(errors: &[String]) {
+    for e in errors {
+        eprintln!("kiln-view: warning: {e}");
+    }
+}
+
+/// Runs a headless render as `o` says.
+pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
+    if o.screenshot.is_none() && o.fly.is_none() {
+        return Err(ViewerError::Usage("--headless needs --screenshot FILE.png or --fly PATH.csv".into()));
+    }
+    let path = o.fly.as_deref().map(flypath::load).transpose()?;
+    let mut config = o.config;
+    if path.is_none() {
+        // A still view gains nothing from prefetch, and without it `building` counts only tiles the
+        // view needs, which is what "complete" waits for.
+        config.prefetch = false;
+    }
+    let streamer = open_streamer(&o.bake_dir, config, &o.withhold)?;
+    let world = world_info(&streamer);
+    let gpu = Gpu::headless()?;
+    gpu.check_size(o.size)?;
+    let renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.edge_wireframe);
+    let target = offscreen_target(&gpu.device, FORMAT, o.size);
+    let view = target.create_view(&wgpu::TextureViewDescriptor::default());
+    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view };
+    match path {
+        Some(points) => fly(&mut off, o, &points)?,
+        None => still(&mut off, o)?,
+    }
+    if let Some(shot) = &o.screenshot {
+        save_png(&read_rgba(&off.gpu, &off.target)?, shot)?;
+    }
+    off.gpu.take_error()
+}
+
+fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
+    let w = off.session.world;
+    let camera = match o.camera {
+        Some(p) => Camera::from_pose(p, w.min, w.max),
+        None => Camera::overview(w.min, w.max),
+    };
+    let start = Instant::now();
+    loop {
+        let u = off.session.update(&off.gpu.device, &camera, o.size, Vec3::ZERO);
+        report_errors(&u.new_errors);
+        if off.session.settled() {
+            break;
+        }
+        let left = o.timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Err(ViewerError::Incomplete { seconds: o.timeout.as_secs_f64(), building: off.session.streamer.stats().building });
+        }
+        // Block until the loads queued by this update are decoded (no polling, no timing luck),
+        // then update again to upload them; the per-frame upload cap may need a few rounds.
+        off.session.streamer.wait_idle(left);
+    }
+    let t = Instant::now();
+    let report = off.frame(o, &camera, 0.0, FrameReport::default());
+    off.gpu.wait_idle()?;
+    if o.hud {
+        // Draw again so the HUD shows this frame's real time and counts.
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        off.frame(o, &camera, ms, report);
+        off.gpu.wait_idle()?;
+    }
+    off.gpu.take_error()
+}
+
+fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) -> Result<(), ViewerError> {
+    let w = off.session.world;
+    let mut ms = Vec::with_capacity(points.len());
+    let mut last = FrameReport::default();
+    let (mut tiles, mut triangles) = (0u64, 0u64);
+    for (i, p) in points.iter().enumerate() {
+        let camera = Camera::from_pose(p.pose, w.min, w.max);
+        let velocity = match i.checked_sub(1).map(|j| &points[j]) {
+            Some(prev) if p.t > prev.t => (p.pose.position - prev.pose.position) / (p.t - prev.t) as f32,
+            _ => Vec3::ZERO,
+        };
+        // A frame is everything the viewer does for it: streaming step, uploads, render, GPU done.
+        let start = Instant::now();
+        let u = off.session.update(&off.gpu.device, &camera, o.size, velocity);
+        last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last);
+        off.gpu.wait_idle()?;
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+        tiles += last.drawn_tiles as u64;
+        triangles += last.drawn_triangles;
+        report_errors(&u.new_errors);
+        off.gpu.take_error()?;
+    }
+    let s = off.session.streamer.stats();
+    let q = flypath::percentiles(&ms);
+    let stats = FlyStats {
+        frames: ms.len(),
+        frame_ms: q,
+        hitches: flypath::hitches(&ms),
+        hitch_threshold_ms: 2.0 * q.p50,
+        tiles_streamed: s.tiles_streamed,
+        bytes_uploaded: s.bytes_uploaded,
+        peak_resident_bytes: s.peak_resident_bytes,
+        failed_tiles: off.session.error_count,
+        mean_drawn_tiles: tiles as f64 / ms.len().max(1) as f64,
+        mean_drawn_triangles: triangles as f64 / ms.len().max(1) as f64,
+        size: o.size,
+        mode: o.mode.name().to_string(),
+        adapter: off.gpu.description.clone(),
+    };
+    if let Some(path) = &o.stats {
+        stats.write(path)?;
+    }
+    eprintln!(
+        "kiln-view: {} frames: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {} hitches; {} tiles streamed",
+        stats.frames, q.p50, q.p90, q.p99, q.max, stats.hitches, stats.tiles_streamed
+    );
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! The renderer: GPU tiles keyed by [`TileKey`], the frame's uniforms, and the passes in order.
+//!
+//! Each frame the caller applies the streamer's plan ([`Renderer::apply`]: free `evict`, upload
+//! `uploads`), then renders exactly the plan's `draw` list into a colour target
+//! ([`Renderer::render`]). The renderer owns the depth and tile-id targets, sized with
+//! [`Renderer::resize`].
+
+pub mod culling;
+pub mod pick;
+pub mod shadow_fit;
+pub mod tiles;
+pub mod uniforms;
+
+use glam::{Mat4, Vec3};
+
+use crate::camera::Camera;
+use crate::gpu::Gpu;
+use crate::passes::bounds::{BoundsPass, BoxLines};
+use crate::passes::hud::{HudLine, HudPass};
+use crate::passes::shadow::{ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
+use crate::passes::sky::SkyPass;
+use crate::passes::terrain::{TerrainPass, WireMethod};
+use crate::passes::{DrawItem, Layouts, DEPTH_FORMAT, ID_FORMAT};
+use crate::streaming::{DecodedTile, TileKey};
+use crate::view_mode::{lod_color, ViewMode};
+use pick::PickReadback;
+use tiles::{GpuTile, TileStore};
+use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
+
+/// What the renderer needs to know about the world (from the manifest).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldInfo {
+    pub min: Vec3,
+    pub max: Vec3,
+    pub voxel_size: f32,
+    /// Lowest and highest surface height, for height-based materials (snow line).
+    pub height_range: [f32; 2],
+}
+
+/// Everything that varies per frame.
+pub struct FrameDesc<'a> {
+    pub camera: &'a Camera,
+    pub mode: ViewMode,
+    /// HUD text; empty draws no HUD.
+    pub hud: &'a [HudLine],
+    /// The tile to highlight (the one under the cursor).
+    pub highlight: Option<TileKey>,
+    /// Read the tile id at this pixel back (result later through [`Renderer::picked`]).
+    pub pick_px: Option<[u32; 2]>,
+}
+
+/// What a frame drew.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameReport {
+    /// Tiles drawn in the view (after frustum culling).
+    pub drawn_tiles: usize,
+    pub drawn_triangles: u64,
+    /// Draw-list tiles outside the view frustum.
+    pub culled: usize,
+    /// Draw-list keys that were not resident (a streamer contract violation if non-zero).
+    pub missing: usize,
+}
+
+/// Owns every GPU resource of the view.
+pub struct Renderer {
+    color_format: wgpu::TextureFormat,
+    size: [u32; 2],
+    frame_buffer: wgpu::Buffer,
+    frame_group: wgpu::BindGroup,
+    tile_buffer: wgpu::Buffer,
+    tile_group: wgpu::BindGroup,
+    tile_stride: u32,
+    tile_capacity: usize,
+    depth: wgpu::TextureView,
+    id: (wgpu::Texture, wgpu::TextureView),
+    tiles: TileStore,
+    layouts: Layouts,
+    sky: SkyPass,
+    shadow: ShadowPass,
+    terrain: TerrainPass,
+    bounds: BoundsPass,
+    hud: HudPass,
+    pick: PickReadback,
+    world: WorldInfo,
+    lighting: Lighting,
+}
+
+fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size: [u32; 2], usage: wgpu::TextureUsages) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d { width: size[0].max(1), height: size[1].max(1), depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | usage,
+        view_formats: &[],
+    })
+}
+
+/// The depth target and the tile-id target (copyable, for picking) of a `size` frame.
+fn depth_and_id(device: &wgpu::Device, size: [u32; 2]) -> (wgpu::TextureView, (wgpu::Texture, wgpu::TextureView)) {
+    let depth = target(device, "depth", DEPTH_FORMAT, size, wgpu::TextureUsages::empty()).create_view(&Default::default());
+    let id = target(device, "tile id", ID_FORMAT, size, wgpu::TextureUsages::COPY_SRC);
+    let id_view = id.create_view(&Default::default());
+    (depth, (id, id_view))
+}
+
+fn tile_uniforms(device: &wgpu::Device, layouts: &Layouts, stride: u32, capacity: usize) -> (wgpu::Buffer, wgpu::BindGroup) {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("tile uniforms"),
+        size: stride as u64 * capacity as u64,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("tile uniforms"),
+        layout: &layouts.tile,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &buffer,
+                offset: 0,
+                size: wgpu::BufferSize::new(std::mem::size_of::<TileUniforms>() as u64),
+            }),
+        }],
+    });
+    (buffer, group)
+}
+
+impl Renderer {
+    /// Creates the passes for colour format `color_format` and targets of `size` pixels.
+    /// `force_edge_wireframe` uses the line-list wireframe even where polygon-mode line exists.
+    pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, force_edge_wireframe: bool) -> Self {
+        let device = &gpu.device;
+        let layouts = Layouts::new(device);
+        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("frame uniforms"),
+            size: std::mem::size_of::<FrameUniforms>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let frame_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("frame uniforms"),
+            layout: &layouts.frame,
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: frame_buffer.as_entire_binding() }],
+        });
+        let align = device.limits().min_uniform_buffer_offset_alignment;
+        let tile_stride = (std::mem::size_of::<TileUniforms>() as u32).div_ceil(align) * align;
+        let tile_capacity = 256;
+        let (tile_buffer, tile_group) = tile_uniforms(device, &layouts, tile_stride, tile_capacity);
+        let wire = if gpu.polygon_line && !force_edge_wireframe { WireMethod::PolygonLine } else { WireMethod::EdgeList };
+        let size = [size[0].max(1), size[1].max(1)];
+        let (depth, id) = depth_and_id(device, size);
+        Renderer {
+            color_format,
+            size,
+            frame_buffer,
+            frame_group,
+            tile_buffer,
+            tile_group,
+            tile_stride,
+            tile_capacity,
+            depth,
+            id,
+            tiles: TileStore::default(),
+            sky: SkyPass::new(device, &layouts, color_format),
+            shadow: ShadowPass::new(device, &layouts, if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE }),
+            terrain: TerrainPass::new(device, &layouts, color_format, wire),
+            bounds: BoundsPass::new(device, &layouts, color_format),
+            hud: HudPass::new(device, &gpu.queue, color_format),
+            pick: PickReadback::new(device),
+            layouts,
+            world,
+            lighting: Lighting::default(),
+        }
+    }
+
+    /// The colour format the passes were built for.
+    pub fn color_format(&self) -> wgpu::TextureFormat {
+        self.color_format
+    }
+
+    /// Current target size in pixels.
+    pub fn size(&self) -> [u32; 2] {
+        self.size
+    }
+
+    /// How wireframes are drawn on this adapter.
+    pub fn wire_method(&self) -> WireMethod {
+        self.terrain.wire_method
+    }
+
+    /// Recreates the depth and tile-id targets for a new size.
+    pub fn resize(&mut self, device: &wgpu::Device, size: [u32; 2]) {
+        self.size = [size[0].max(1), size[1].max(1)];
+        (self.depth, self.id) = depth_and_id(device, self.size);
+    }
+
+    /// Frees `evict`, then uploads `uploads`. Returns one message per tile refused as malformed;
+    /// the rest of the view is unaffected.
+    pub fn apply(&mut self, device: &wgpu::Device, uploads: Vec<DecodedTile>, evict: &[TileKey]) -> Vec<String> {
+        for &k in evict {
+            self.tiles.evict(k);
+        }
+        let edges = self.terrain.wire_method == WireMethod::EdgeList;
+        uploads.iter().filter_map(|t| self.tiles.upload(device, t, edges).err()).collect()
+    }
+
+    /// The resident tile `key`.
+    pub fn tile(&self, key: TileKey) -> Option<&GpuTile> {
+        self.tiles.get(key)
+    }
+
+    /// Resident tiles.
+    pub fn tiles(&self) -> &TileStore {
+        &self.tiles
+    }
+
+    /// The latest tile-id readback (polls nothing: call after `device.poll`). `Some(None)` = sky.
+    pub fn picked(&mut self) -> Option<Option<TileKey>> {
+        self.pick.collect();
+        self.pick.latest
+    }
+
+    fn frame_uniforms(&self, camera: &Camera, shadows: bool) -> FrameUniforms {
+        let aspect = self.size[0] as f32 / self.size[1] as f32;
+        let view_proj = camera.view_proj(aspect);
+        let (wmin, wmax) = (self.world.min, self.world.max);
+        let diag = (wmax - wmin).truncate().length().max(1.0);
+        let l = &self.lighting;
+        let fit = shadow_fit::fit(camera, aspect, l.to_sun, wmin, wmax, 0.6 * diag, self.shadow.size);
+        let v4 = |v: Vec3, w: f32| v.extend(w).to_array();
+        FrameUniforms {
+            view_proj: view_proj.to_cols_array_2d(),
+            inv_view_proj: view_proj.inverse().to_cols_array_2d(),
+            light_view_proj: if shadows { fit.light_view_proj } else { Mat4::IDENTITY }.to_cols_array_2d(),
+            camera_pos: v4(camera.position, 1.0),
+            sun_dir: v4(l.to_sun, fit.texel_world),
+            sun_color: v4(l.sun_color, l.exposure),
+            sky_zenith: v4(l.sky_zenith, 1.0),
+            sky_horizon: v4(l.sky_horizon, 1.0),
+            ground: v4(l.ground, l.ambient),
+            // Fog reaches about 20% at the world's diagonal: a depth cue that never hides the far side.
+            fog: [0.3 / diag, 0.0, 0.0, 0.85],
+            world: [self.world.height_range[0], self.world.height_range[1], 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
+            viewport: [self.size[0] as f32, self.size[1] as f32, 1.0 / self.size[0] as f32, 1.0 / self.size[1] as f32],
+            params: [0, self.shadow.size, shadows as u32, 0],
+        }
+    }
+
+    /// Renders the tiles of `draw` (the streamer's draw list; keys not resident are skipped and
+    /// counted) into `target` (same size as the renderer, format [`Self::color_format`]) and
+    /// submits the work.
+    pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
+        let (device, queue) = (&gpu.device, &gpu.queue);
+        let lit = matches!(frame.mode, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe);
+        let uniforms = self.frame_uniforms(frame.camera, lit);
+        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
+        let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
+        let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
+
+        let resident: Vec<&GpuTile> = draw.iter().filter_map(|&k| self.tiles.get(k)).collect();
+        let mut report = FrameReport { missing: draw.len() - resident.len(), ..Default::default() };
+        if resident.len() > self.tile_capacity {
+            self.tile_capacity = resident.len().next_power_of_two();
+            (self.tile_buffer, self.tile_group) = tile_uniforms(device, &self.layouts, self.tile_stride, self.tile_capacity);
+        }
+        let stride = self.tile_stride as usize;
+        let mut bytes = vec![0u8; stride * resident.len().max(1)];
+        let mut items = Vec::with_capacity(resident.len());
+        let mut casters = Vec::new();
+        let mut boxes = Vec::new();
+        for (i, t) in resident.iter().enumerate() {
+            let highlight = frame.highlight == Some(t.key);
+            let c = lod_color(t.key.level);
+            let u = TileUniforms {
+                id: pick::encode(t.key),
+                level: t.key.level,
+                flags: if highlight { TILE_HIGHLIGHT } else { 0 },
+                color: [c[0], c[1], c[2], 1.0],
+            };
+            bytes[i * stride..][..std::mem::size_of::<TileUniforms>()].copy_from_slice(bytemuck::bytes_of(&u));
+            let (lo, hi) = (Vec3::from(t.bounds_min), Vec3::from(t.bounds_max));
+            let item = || DrawItem { tile: t, uniform_offset: (i * stride) as u32 };
+            if lit && culling::intersects(&light_planes, lo, hi) {
+                casters.push(item());
+            }
+            if culling::intersects(&view_planes, lo, hi) {
+                items.push(item());
+                report.drawn_triangles += t.index_count as u64 / 3;
+                boxes.push(BoxLines { min: t.bounds_min, max: t.bounds_max, level: t.key.level, highlight });
+            } else {
+                report.culled += 1;
+            }
+        }
+        report.drawn_tiles = items.len();
+        queue.write_buffer(&self.tile_buffer, 0, &bytes);
+        if frame.mode == ViewMode::Bounds {
+            self.bounds.prepare(device, queue, &boxes);
+        }
+        self.hud.prepare(device, queue, frame.hud, self.size);
+        self.terrain.prepare(device, frame.mode.shader_index());
+
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
+        if lit {
+            self.shadow.encode(&mut encoder, &self.frame_group, &casters);
+        }
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("main"),
+                color_attachments: &[
+                    Some(wgpu::RenderPassColorAttachment {
+                        view: target,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+                    }),
+                    Some(wgpu::RenderPassColorAttachment {
+                        view: &self.id.1,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT), store: wgpu::StoreOp::Store },
+                    }),
+                ],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &self.depth,
+                    depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(0.0), store: wgpu::StoreOp::Discard }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let groups = [&self.frame_group, &self.tile_group, &self.shadow.sample_group];
+            self.terrain.record_fill(&mut pass, frame.mode.shader_index(), groups, &items);
+            // Sky after the terrain, depth-tested at the far plane: only uncovered pixels pay for it.
+            // Before the overlays, which write no depth and would otherwise be painted over.
+            self.sky.record(&mut pass, &self.frame_group);
+            match frame.mode {
+                ViewMode::Wireframe => self.terrain.record_wire(&mut pass, groups, &items),
+                ViewMode::Bounds => self.bounds.record(&mut pass, &self.frame_group),
+                _ => {}
+            }
+        }
+        self.hud.encode(&mut encoder, target);
+        if let Some(px) = frame.pick_px {
+            self.pick.request(&mut encoder, &self.id.0, px);
+        }
+        queue.submit([encoder.finish()]);
+        self.pick.after_submit();
+        report
+    }
+}

@@ -1,0 +1,113 @@
+//! The tile under the cursor, read back from the tile-id target (`Rg32Uint`) the terrain pass
+//! writes next to colour. Exact (the visible surface, not a bounding box), one frame late, and it
+//! never stalls: the copy is mapped asynchronously and read when ready.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use crate::streaming::TileKey;
+
+/// The id-buffer value of `key`: `[level + 1, x | y << 16]` (0 means sky). Coordinates are below
+/// 2^16: a quadtree of 65536² level-0 tiles is beyond anything a pack can index anyway.
+pub fn encode(key: TileKey) -> [u32; 2] {
+    [key.level + 1, (key.x & 0xffff) | (key.y << 16)]
+}
+
+/// Inverse of [`encode`]; `None` for sky.
+pub fn decode(id: [u32; 2]) -> Option<TileKey> {
+    (id[0] != 0).then(|| TileKey { level: id[0] - 1, x: id[1] & 0xffff, y: id[1] >> 16 })
+}
+
+const IDLE: u8 = 0;
+const PENDING: u8 = 1;
+const READY: u8 = 2;
+const FAILED: u8 = 3;
+
+/// A one-texel readback in flight.
+pub struct PickReadback {
+    buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+    copied: bool,
+    /// The latest result: `Some(None)` = sky under the cursor, `None` = nothing read yet.
+    pub latest: Option<Option<TileKey>>,
+}
+
+impl PickReadback {
+    /// A readback buffer (one padded row).
+    pub fn new(device: &wgpu::Device) -> Self {
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("pick readback"),
+            size: wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64,
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        PickReadback { buffer, state: Arc::new(AtomicU8::new(IDLE)), copied: false, latest: None }
+    }
+
+    /// Records a copy of texel `px` of `id_texture` if no readback is in flight.
+    pub fn request(&mut self, encoder: &mut wgpu::CommandEncoder, id_texture: &wgpu::Texture, px: [u32; 2]) {
+        let size = id_texture.size();
+        if self.state.load(Ordering::Acquire) != IDLE || px[0] >= size.width || px[1] >= size.height {
+            return;
+        }
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: id_texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d { x: px[0], y: px[1], z: 0 },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.buffer,
+                layout: wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: None, rows_per_image: None },
+            },
+            wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
+        );
+        self.copied = true;
+    }
+
+    /// After the submit that carries the copy: starts mapping.
+    pub fn after_submit(&mut self) {
+        if !std::mem::take(&mut self.copied) {
+            return;
+        }
+        self.state.store(PENDING, Ordering::Release);
+        let state = self.state.clone();
+        self.buffer.map_async(wgpu::MapMode::Read, 0..8, move |r| {
+            state.store(if r.is_ok() { READY } else { FAILED }, Ordering::Release);
+        });
+    }
+
+    /// Collects a finished readback (the caller polls the device); updates [`Self::latest`].
+    pub fn collect(&mut self) {
+        match self.state.load(Ordering::Acquire) {
+            READY => {
+                if let Ok(view) = self.buffer.get_mapped_range(0..8) {
+                    let v: [u32; 2] = bytemuck::pod_read_unaligned(&view[..8]);
+                    drop(view);
+                    self.latest = Some(decode(v));
+                }
+                self.buffer.unmap();
+                self.state.store(IDLE, Ordering::Release);
+            }
+            FAILED => {
+                self.buffer.unmap();
+                self.state.store(IDLE, Ordering::Release);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_zero_is_sky() {
+        for key in [TileKey { level: 0, x: 0, y: 0 }, TileKey { level: 7, x: 65535, y: 1234 }, TileKey { level: 31, x: 3, y: 65535 }] {
+            assert_eq!(decode(encode(key)), Some(key));
+        }
+        assert_eq!(decode([0, 12345]), None);
+    }
+}

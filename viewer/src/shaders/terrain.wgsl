@@ -1,0 +1,218 @@
+// Terrain pass: baked AO (and irradiance when present), sun with a PCF shadow map, triplanar
+// procedural materials by slope and height, distance fog, and the inspection view modes.
+
+// The view mode (`ViewMode::shader_index`), fixed per pipeline: each mode gets a pipeline compiled
+// with only its own code. A run-time switch made even the cheap modes pay for the lit path's
+// registers on some drivers (5× slower on lavapipe).
+override MODE: u32 = 0u;
+
+struct Tile {
+    id: vec2<u32>,
+    level: u32,
+    flags: u32,              // bit 0: under the cursor
+    color: vec4<f32>,        // LOD colour
+}
+
+@group(1) @binding(0) var<uniform> tile: Tile;
+@group(2) @binding(0) var shadow_map: texture_depth_2d;
+@group(2) @binding(1) var shadow_sampler: sampler_comparison;
+
+struct VertexIn {
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec4<f32>,
+    @location(2) ao: vec4<f32>,
+    @location(3) irradiance: vec4<f32>,   // rgb; w = 1 when baked, 0 when absent
+}
+
+struct TerrainVary {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) ao: f32,
+    @location(3) irradiance: vec4<f32>,
+}
+
+fn transform(v: VertexIn) -> TerrainVary {
+    var o: TerrainVary;
+    o.clip = frame.view_proj * vec4<f32>(v.position, 1.0);
+    o.world = v.position;
+    o.normal = v.normal.xyz;
+    o.ao = v.ao.x;
+    o.irradiance = v.irradiance;
+    return o;
+}
+
+@vertex
+fn vs_terrain(v: VertexIn) -> TerrainVary {
+    return transform(v);
+}
+
+// Wireframe overlay vertices: pulled toward the camera by 0.1% of their distance (reverse-Z: a
+// larger depth is nearer) so edges win the depth test against their own filled triangles. Done
+// here, not with depth bias, because wgpu allows depth bias only for triangle topologies.
+@vertex
+fn vs_wire(v: VertexIn) -> TerrainVary {
+    var o = transform(v);
+    o.clip.z *= 1.001;
+    return o;
+}
+
+// ---- procedural noise -------------------------------------------------------------------------
+
+// Integer hash of a lattice point to [0, 1): stable for negative coordinates and far from the origin
+// (no sin() hash, whose precision varies between GPUs).
+fn hash2(p: vec2<i32>) -> f32 {
+    var h = bitcast<u32>(p.x) * 0x8da6b343u ^ bitcast<u32>(p.y) * 0xd8163841u;
+    h = (h ^ (h >> 16u)) * 0x7feb352du;
+    h = (h ^ (h >> 15u)) * 0x846ca68bu;
+    h = h ^ (h >> 16u);
+    return f32(h >> 8u) * (1.0 / 16777216.0);
+}
+
+fn value_noise(p: vec2<f32>) -> f32 {
+    let i = vec2<i32>(floor(p));
+    let f = fract(p);
+    let u = f * f * f * (f * (f * 6.0 - 15.0) + 10.0);
+    let a = hash2(i);
+    let b = hash2(i + vec2<i32>(1, 0));
+    let c = hash2(i + vec2<i32>(0, 1));
+    let d = hash2(i + vec2<i32>(1, 1));
+    return mix(mix(a, b, u.x), mix(c, d, u.x), u.y);
+}
+
+// Fractal noise in [0, 1]. `footprint` is the pixel's size in units of `p`: octaves finer than a
+// pixel fade to their mean instead of aliasing into sparkle (and are skipped: cheaper far away).
+fn fbm(p: vec2<f32>, footprint: f32, octaves: i32) -> f32 {
+    var sum = 0.0;
+    var amp = 0.5;
+    var freq = 1.0;
+    var norm = 0.0;
+    for (var o = 0; o < octaves; o++) {
+        let fade = 1.0 - smoothstep(0.25, 0.6, freq * footprint);
+        if (fade <= 0.0) {
+            sum += amp * 0.5;
+        } else {
+            let n = value_noise(p * freq + vec2<f32>(f32(o) * 17.31, f32(o) * -9.73));
+            sum += amp * mix(0.5, n, fade);
+        }
+        norm += amp;
+        amp *= 0.5;
+        freq *= 2.03;
+    }
+    return sum / norm;
+}
+
+// Noise projected along the three axes and blended by the normal: no stretching on cliffs.
+fn triplanar(pos: vec3<f32>, n: vec3<f32>, footprint: f32, octaves: i32) -> f32 {
+    var w = pow(abs(n), vec3<f32>(4.0));
+    w /= (w.x + w.y + w.z);
+    var t = 0.0;
+    if (w.x > 0.02) { t += w.x * fbm(pos.yz, footprint, octaves); }
+    if (w.y > 0.02) { t += w.y * fbm(pos.xz, footprint, octaves); }
+    if (w.z > 0.02) { t += w.z * fbm(pos.xy, footprint, octaves); }
+    return t / max(select(0.0, w.x, w.x > 0.02) + select(0.0, w.y, w.y > 0.02) + select(0.0, w.z, w.z > 0.02), 1e-4);
+}
+
+// ---- materials and lighting -------------------------------------------------------------------
+
+// Rock on steep slopes, grass on flat ground, snow on flat ground above the snow line; the
+// boundaries are broken up by the same noise so they do not follow contour lines exactly.
+fn albedo(world: vec3<f32>, n: vec3<f32>, footprint: f32) -> vec3<f32> {
+    let s = frame.world.z;
+    let coarse = triplanar(world * s, n, footprint * s, 4);
+    let fine = triplanar(world * s * 7.3, n, footprint * s * 7.3, 2);
+    let height = clamp((world.z - frame.world.x) / max(frame.world.y - frame.world.x, 1e-3), 0.0, 1.0);
+
+    let strata = 0.5 + 0.5 * sin(world.z * s * 9.0 + coarse * 6.0);
+    let rock = mix(vec3<f32>(0.20, 0.18, 0.16), vec3<f32>(0.45, 0.41, 0.36), 0.55 * fine + 0.25 * strata + 0.2 * coarse);
+    let grass = mix(vec3<f32>(0.10, 0.20, 0.05), vec3<f32>(0.30, 0.34, 0.10), coarse) * (0.8 + 0.4 * fine);
+    let snow = vec3<f32>(0.86, 0.89, 0.95) * (0.92 + 0.08 * fine);
+
+    let flat_ground = smoothstep(0.62, 0.80, n.z + (coarse - 0.5) * 0.15);
+    let snowy = smoothstep(-0.04, 0.04, height - frame.world.w + (coarse - 0.5) * 0.2) * smoothstep(0.5, 0.75, n.z);
+    return mix(mix(rock, grass, flat_ground), snow, snowy);
+}
+
+// PCF of the sun's shadow map over a 3×3-texel tent (four bilinear comparison taps); 1 = lit. The receiver is pushed along its normal by a texel or
+// two (normal-offset), which removes acne without detaching shadows from their casters.
+fn sun_visibility(world: vec3<f32>, n: vec3<f32>) -> f32 {
+    if ((frame.params.z & 1u) == 0u) {
+        return 1.0;
+    }
+    let p = frame.light_view_proj * vec4<f32>(world + n * (frame.sun_dir.w * 1.5), 1.0);
+    let q = p.xyz / p.w;
+    let uv = q.xy * vec2<f32>(0.5, -0.5) + 0.5;
+    if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || q.z > 1.0) {
+        return 1.0;
+    }
+    let texel = 0.5 / f32(frame.params.y);
+    let z = q.z - 0.0005;
+    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, -texel), z)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, -texel), z)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, texel), z)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, texel), z);
+    return lit * 0.25;
+}
+
+fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
+    let d = world - frame.camera_pos.xyz;
+    let dist = length(d);
+    let amount = (1.0 - exp(-dist * frame.fog.x)) * frame.fog.w;
+    let horizon = normalize(vec3<f32>(d.xy, abs(d.z) * 0.1 + 1e-3 * dist));
+    return mix(c, sky_radiance(horizon), amount);
+}
+
+fn lit_color(v: TerrainVary, n: vec3<f32>, footprint: f32) -> vec3<f32> {
+    let base = albedo(v.world, n, footprint);
+    let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n);
+    var ambient: vec3<f32>;
+    if (v.irradiance.w > 0.5) {
+        ambient = v.irradiance.rgb * v.ao;
+    } else {
+        let hemisphere = mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5);
+        ambient = hemisphere * frame.ground.w * v.ao;
+    }
+    var c = base * (sun + ambient);
+    if ((tile.flags & 1u) != 0u) {
+        c = mix(c, vec3<f32>(1.0, 0.85, 0.3), 0.18);
+    }
+    return tonemap(fog_over(c, v.world));
+}
+
+@fragment
+fn fs_terrain(v: TerrainVary, @builtin(front_facing) front: bool) -> SceneOut {
+    // Derivatives before any branch (uniform control flow): the pixel footprint in world units.
+    let footprint = length(fwidth(v.world));
+    var n = normalize(v.normal);
+    // Skirts and cave ceilings can be seen from behind; light them as the side we see.
+    if (dot(n, frame.camera_pos.xyz - v.world) < 0.0 && !front) {
+        n = -n;
+    }
+    var c: vec3<f32>;
+    if (MODE == 1u) {
+        c = vec3<f32>(v.ao);
+    } else if (MODE == 2u) {
+        c = select(vec3<f32>(0.5), tonemap(v.irradiance.rgb), v.irradiance.w > 0.5);
+    } else if (MODE == 3u) {
+        c = n * 0.5 + 0.5;
+    } else if (MODE == 4u) {
+        c = tile.color.rgb * (0.45 + 0.55 * max(dot(n, frame.sun_dir.xyz), 0.0));
+    } else if (MODE == 5u) {
+        c = lit_color(v, n, footprint) * 0.35;
+    } else {
+        c = lit_color(v, n, footprint);
+    }
+    var o: SceneOut;
+    o.color = vec4<f32>(c, 1.0);
+    o.id = tile.id;
+    return o;
+}
+
+// Wireframe overlay: triangle edges in the tile's LOD colour (picked tile in white).
+@fragment
+fn fs_wire(v: TerrainVary) -> SceneOut {
+    var o: SceneOut;
+    o.color = select(vec4<f32>(tile.color.rgb, 1.0), vec4<f32>(1.0), (tile.flags & 1u) != 0u);
+    o.id = tile.id;
+    return o;
+}
