@@ -118,7 +118,7 @@ impl Camera {
         Mat4::look_to_rh(self.position, self.forward(), Vec3::Z)
     }
 
-    /// View → clip, reverse-Z: swapping near and far in the [0,1] projection maps near to 1, far to 0.
+    /// View → clip, reverse-Z: swapping near and far in the `[0, 1]` projection maps near to 1, far to 0.
     pub fn proj(&self, aspect: f32) -> Mat4 {
         Mat4::perspective_rh(self.fov_y, aspect.max(1e-3), self.far, self.near)
     }
