@@ -3,11 +3,18 @@ CARGO ?= cargo
 WORLD ?= worlds/ice_caves.toml
 OUT ?= out
 
-.PHONY: bake test test-deps bench clean
+.PHONY: bake view test test-deps bench clean
 
 ## Bake the default world (or WORLD=worlds/x.toml) into $(OUT)/<name>/.
 bake:
 	$(CARGO) run --release -p kiln-bake --bin kiln -- bake $(WORLD) --out $(OUT)
+
+## Open the viewer on the default world's bake (bakes it first if needed).
+view: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
+	$(CARGO) run --release -p kiln-view -- $(OUT)/$(basename $(notdir $(WORLD)))
+
+$(OUT)/%/manifest.kpack:
+	$(MAKE) bake WORLD=worlds/$*.toml
 
 ## Every test, after installing what the tests need (Debian packages, as root or through sudo).
 test: test-deps

@@ -5,6 +5,11 @@ set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)          # zstd-sys builds C
 command -v make >/dev/null 2>&1 || need+=(make)
+# Headless rendering tests: Vulkan through Mesa's CPU driver (lavapipe), and Xvfb for a real window.
+[ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ -e /usr/share/vulkan/icd.d/lvp_icd.aarch64.json ] || need+=(mesa-vulkan-drivers)
+ldconfig -p 2>/dev/null | grep -q libvulkan.so.1 || need+=(libvulkan1)
+command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb)
+command -v xauth >/dev/null 2>&1 || need+=(xauth)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

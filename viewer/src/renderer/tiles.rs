@@ -155,7 +155,7 @@ impl TileStore {
         if tile.indices.is_empty() {
             return Err(format!("{name}: no triangles"));
         }
-        let verts = pack_vertices(&tile.positions, &tile.normals, &tile.ao, None);
+        let verts = pack_vertices(&tile.positions, &tile.normals, &tile.ao, tile.irradiance.as_deref());
         let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(&name),
             contents: bytemuck::cast_slice(&verts),

@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kiln_formats::sections::{PackInfo, PackKind, TerrainMesh, VertexAo};
+use kiln_formats::sections::{PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::{FormatError, Pack};
 
 use super::{DecodedTile, TileKey};
@@ -189,6 +189,13 @@ pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
         // Without baked occlusion every vertex is fully open.
         None => vec![1.0; vertex_count],
     };
+    let irradiance = match pack.get::<VertexIrradiance>().map_err(at)? {
+        Some(v) if v.0.len() == vertex_count => Some(v.0),
+        Some(v) => {
+            return Err(format!("{}: {} irradiance values for {vertex_count} vertices", job.path.display(), v.0.len()));
+        }
+        None => None,
+    };
     let content_hash = xxhash_rust::xxh3::xxh3_64(pack.bytes());
     if content_hash != job.content_hash {
         return Err(format!(
@@ -204,6 +211,7 @@ pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
         positions: mesh.positions,
         normals: mesh.normals,
         ao,
+        irradiance,
         indices: mesh.indices,
         main_index_count,
         bounds_min: job.bounds_min,

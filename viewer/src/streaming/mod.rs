@@ -70,6 +70,8 @@ pub struct DecodedTile {
     pub normals: Vec<[f32; 3]>,
     /// Ambient occlusion per vertex in [0, 1] (1 = open; all 1 when the pack has none).
     pub ao: Vec<f32>,
+    /// Baked irradiance per vertex (sky, bounces, static lights), when the pack has it.
+    pub irradiance: Option<Vec<[f32; 3]>>,
     /// Counter-clockwise seen from the air side.
     pub indices: Vec<u32>,
     /// Indices `[0, main_index_count)` are the surface; the rest are crack-hiding skirts, drawn too.
@@ -87,9 +89,9 @@ pub struct DecodedTile {
 }
 
 impl DecodedTile {
-    /// GPU bytes per vertex as the streamer accounts them: position (3 × f32), normal (3 × f32),
-    /// ambient occlusion (f32). A renderer with another layout should keep this in step with it.
-    pub const VERTEX_BYTES: u64 = 12 + 12 + 4;
+    /// GPU bytes per vertex as the renderer lays them out (`renderer::tiles::TerrainVertex`), so
+    /// `--budget-mb` counts real GPU memory.
+    pub const VERTEX_BYTES: u64 = crate::renderer::tiles::GPU_VERTEX_BYTES;
     /// GPU bytes per index (u32).
     pub const INDEX_BYTES: u64 = 4;
 

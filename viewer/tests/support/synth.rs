@@ -132,7 +132,7 @@ impl Synth {
                     let (mesh, ao) = self.tile_mesh(level, tx, ty);
                     let mut b = PackBuilder::new([0, 1, 0]);
                     let inputs_hash = 0x5eed_0000_0000 ^ ((level as u64) << 32 | (tx as u64) << 16 | ty as u64);
-                    b.add(&PackInfo { kind: PackKind::Tile { level, x: tx, y: ty }, world_name: "synth".into(), world_hash: 7, inputs_hash }).unwrap();
+                    b.add(&PackInfo { kind: PackKind::Tile { level, x: tx, y: ty }, world_name: "synth".into(), inputs_hash }).unwrap();
                     b.add(&mesh).unwrap();
                     b.add(&VertexAo::from_f32(&ao)).unwrap();
                     let bytes = b.to_bytes().unwrap();
@@ -171,7 +171,7 @@ impl Synth {
             nodes,
         };
         let mut b = PackBuilder::new([0, 1, 0]);
-        b.add(&PackInfo { kind: PackKind::Manifest, world_name: "synth".into(), world_hash: 7, inputs_hash: 7 }).unwrap();
+        b.add(&PackInfo { kind: PackKind::Manifest, world_name: "synth".into(), inputs_hash: 7 }).unwrap();
         b.add(&manifest).unwrap();
         write_atomic(&dir.join("manifest.kpack"), &b.to_bytes().unwrap()).unwrap();
     }
