@@ -199,14 +199,14 @@ impl Caves {
         }
     }
     fn density(&self, x: f64, y: f64, z: f64, caves: bool) -> f32 {
-        let ground = 3.0 + 0.7 * self.height.get([x, y]) - z;
+        let ground = 2.6 + 0.8 * self.height.get([x, y]) - z;
         let mut d = ground;
         if caves {
             // Tunnels where two noise fields are both near zero; squashed vertically.
             let p = [x, y, z * 2.0];
             let a = self.tunnels.get(p);
             let b = self.tunnels2.get(p);
-            d = d.min((a * a + b * b).sqrt() * 8.0 - 0.45);
+            d = d.min((a * a + b * b).sqrt() * 8.0 - 0.6);
         }
         d = d.max(0.25 - z); // solid floor
         (d as f32).clamp(-1.0, 1.0)
@@ -392,5 +392,22 @@ fn bake_check(paths: Option<f32>, factor: f32, cells: usize, smoothing: Option<u
             100.0 * per_vertex,
             rel.len()
         );
+        // Per-vertex relative RMS by reference brightness, to show where the error lives.
+        let bands = [(1.0, f64::INFINITY), (0.3, 1.0), (0.1, 0.3), (0.05, 0.1)];
+        let text: Vec<String> = bands
+            .iter()
+            .map(|&(lo, hi)| {
+                let errs: Vec<f64> = test
+                    .iter()
+                    .zip(&reference)
+                    .map(|(a, b)| (get(a), get(b)))
+                    .filter(|&(_, r)| r >= lo * mean && r < hi * mean)
+                    .map(|(x, r)| ((x - r) / r).powi(2))
+                    .collect();
+                let rms = (errs.iter().sum::<f64>() / errs.len().max(1) as f64).sqrt();
+                format!("[{lo}, {hi})×mean: {:.2} % over {}", 100.0 * rms, errs.len())
+            })
+            .collect();
+        println!("    {}", text.join("; "));
     }
 }
