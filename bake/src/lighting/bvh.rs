@@ -534,11 +534,11 @@ mod tests {
 
     #[test]
     fn bvh_matches_brute_force_on_random_rays() {
-        let (pos, idx) = random_soup(3000, 5);
+        let (pos, idx) = random_soup(2000, 5);
         let bvh = Bvh::build(&pos, &idx).unwrap();
         let mut rng = Rng::new(9, 0, 0);
         let mut hits = 0;
-        for i in 0..1500 {
+        for i in 0..1000 {
             let origin = Vec3A::new(rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0);
             let dir = uniform_sphere(rng.next_f32(), rng.next_f32()) * (0.5 + rng.next_f32());
             let tmax = if i % 3 == 0 { f32::INFINITY } else { rng.next_f32() * 8.0 };
@@ -562,7 +562,7 @@ mod tests {
             };
             assert_eq!(bvh.occluded(&ray, Cull::BackFaces), front_only, "ray {i}");
         }
-        assert!(hits > 300 && hits < 1400, "degenerate test: {hits} hits");
+        assert!(hits > 200 && hits < 950, "degenerate test: {hits} hits");
     }
 
     trait NextUp {
