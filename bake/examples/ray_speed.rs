@@ -9,11 +9,13 @@
 //! The default mode builds a ~300k-triangle noise heightfield, shoots incoherent cosine-hemisphere
 //! rays from random surface points and prints closest-hit and any-hit Mrays/s on one thread for
 //! each BVH. `bake` meshes a 512×512×64-voxel cave terrain (32×32×4 world units, surface nets),
-//! bakes its lighting with the default spec, times it, and compares per-vertex irradiance with a
-//! bake of `ref_factor` (default 16) times the paths.
+//! bakes its lighting with the default spec and a volume of `volume_cells_xy`² × `/8` cells
+//! (default 128), times it (wall and CPU seconds: on a shared machine the CPU figure is the
+//! meaningful one), and compares per-vertex irradiance with a bake of `ref_factor` (default 16)
+//! times the paths. `KILN_REF_CACHE=file` keeps that slow reference for later runs.
 
 use glam::Vec3A;
-use kiln_bake::lighting::{bake_lighting, Bvh, Cull, LightingSpec, Ray, SceneMesh, VolumeDesc};
+use kiln_bake::lighting::{bake_lighting, Bvh, Cull, Irradiance, LightingSpec, Ray, SceneMesh, VolumeDesc};
 use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -199,14 +201,14 @@ impl Caves {
         }
     }
     fn density(&self, x: f64, y: f64, z: f64, caves: bool) -> f32 {
-        let ground = 3.0 + 0.7 * self.height.get([x, y]) - z;
+        let ground = 2.6 + 0.8 * self.height.get([x, y]) - z;
         let mut d = ground;
         if caves {
             // Tunnels where two noise fields are both near zero; squashed vertically.
             let p = [x, y, z * 2.0];
             let a = self.tunnels.get(p);
             let b = self.tunnels2.get(p);
-            d = d.min((a * a + b * b).sqrt() * 8.0 - 0.45);
+            d = d.min((a * a + b * b).sqrt() * 8.0 - 0.6);
         }
         d = d.max(0.25 - z); // solid floor
         (d as f32).clamp(-1.0, 1.0)
@@ -363,10 +365,33 @@ fn bake_check(paths: Option<f32>, factor: f32, cells: usize, smoothing: Option<u
     let test = run(&spec, 1);
     let mut reference_spec = spec.clone();
     reference_spec.paths_per_area *= factor;
-    let reference = run(&reference_spec, 2);
+    // KILN_REF_CACHE=file keeps the (slow) reference between runs: it is loaded when the file
+    // exists and written otherwise. Only valid while mesh, spec and factor stay the same.
+    let cache = std::env::var("KILN_REF_CACHE").ok();
+    let cached = cache.as_ref().and_then(|path| std::fs::read(path).ok()).map(|bytes| {
+        let f: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        f.chunks_exact(9)
+            .map(|c| Irradiance { sun_moon: [c[0], c[1], c[2]], lights: [c[3], c[4], c[5]], ambient: [c[6], c[7], c[8]] })
+            .collect::<Vec<_>>()
+    });
+    let reference = match cached {
+        Some(r) if r.len() == test.len() => r,
+        _ => {
+            let r = run(&reference_spec, 2);
+            if let Some(path) = &cache {
+                let bytes: Vec<u8> = r
+                    .iter()
+                    .flat_map(|x| x.sun_moon.into_iter().chain(x.lights).chain(x.ambient))
+                    .flat_map(f32::to_le_bytes)
+                    .collect();
+                std::fs::write(path, bytes).expect("write the reference cache");
+            }
+            r
+        }
+    };
     let lum = |c: [f32; 3]| (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) as f64;
     for (name, pick) in [("total", 0usize), ("ambient", 1), ("lights", 2)] {
-        let get = |x: &kiln_bake::lighting::Irradiance| match pick {
+        let get = |x: &Irradiance| match pick {
             0 => lum(x.total()),
             1 => lum(x.ambient),
             _ => lum(x.lights),
@@ -392,5 +417,22 @@ fn bake_check(paths: Option<f32>, factor: f32, cells: usize, smoothing: Option<u
             100.0 * per_vertex,
             rel.len()
         );
+        // Per-vertex relative RMS by reference brightness, to show where the error lives.
+        let bands = [(1.0, f64::INFINITY), (0.3, 1.0), (0.1, 0.3), (0.05, 0.1)];
+        let text: Vec<String> = bands
+            .iter()
+            .map(|&(lo, hi)| {
+                let errs: Vec<f64> = test
+                    .iter()
+                    .zip(&reference)
+                    .map(|(a, b)| (get(a), get(b)))
+                    .filter(|&(_, r)| r >= lo * mean && r < hi * mean)
+                    .map(|(x, r)| ((x - r) / r).powi(2))
+                    .collect();
+                let rms = (errs.iter().sum::<f64>() / errs.len().max(1) as f64).sqrt();
+                format!("[{lo}, {hi})×mean: {:.2} % over {}", 100.0 * rms, errs.len())
+            })
+            .collect();
+        println!("    {}", text.join("; "));
     }
 }

@@ -27,6 +27,17 @@
 //!
 //! Determinism: random numbers are keyed by (seed, source, path) and every sum is taken in a fixed
 //! order, so results are bit-identical for any thread count.
+//!
+//! # Cost and accuracy (measured with `examples/ray_speed.rs bake`)
+//! Cave test world of 512×512×64 voxels (32×32×4 units; 1.24 M vertices, 1.87 M triangles,
+//! 2685 units² of surface), default spec, 128×128×16 volume: 8.1 M paths, 12.9 s wall on two
+//! otherwise idle cores for the bake plus per-vertex queries (24 CPU-seconds: BVH build 2,
+//! light tracing about 20 of which the volume is a fifth, filter 0.5, queries 0.5). Against a
+//! bake with 16× the paths: relative RMS error of per-vertex total irradiance 1.1 %
+//! (energy-weighted), 5.3 % as a mean over vertices brighter than 5 % of the mean; `ambient`
+//! alone 3.3 % / 8.6 %. Nearly all of the per-vertex error sits in dim cave interiors (25 % in
+//! vertices at 5–10 % of the mean brightness, 1.2 % in those above the mean). Cost grows
+//! linearly with `paths_per_area`, noise falls with its square root.
 
 mod bvh;
 mod rng;

@@ -159,6 +159,13 @@ fn open_plane_under_uniform_sky_receives_pi_l() {
         // Facing down it only sees the plane's reflection (albedo 0.5): about half of π·0.5.
         let down = vol.ambient[above][5][0];
         assert!(down > 0.2 && down < 0.5 * PI, "{down}");
+        // Sampling at the cell centre returns the cell; a tilted normal blends the bins.
+        let centre = [x as f32 + 0.5, y as f32 + 0.5, 0.25];
+        assert_eq!(vol.sample(centre, [0.0, 0.0, 1.0]).0[0], up);
+        let (s, c) = (0.6f32, 0.8f32);
+        let tilted = vol.sample(centre, [s, 0.0, c]).0[0];
+        let expect = s * s * vol.ambient[above][0][0] + c * c * up;
+        assert!((tilted - expect).abs() < 1e-5 * expect, "{tilted} vs {expect}");
     }
 }
 
