@@ -30,6 +30,8 @@ bench:
 	$(CARGO) run --release -p kiln-bake --example ao_speed
 	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
+	$(CARGO) run --release -p kiln-bake --example ray_speed
+	KILN_REF_CACHE=target/lighting-reference.bin $(CARGO) run --release -p kiln-bake --example ray_speed -- bake
 
 clean:
 	$(CARGO) clean

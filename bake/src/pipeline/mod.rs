@@ -288,6 +288,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         let level0: Vec<&TileGeometry> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).map(|i| &geometry[&i]).collect();
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).finish().0 as u64;
         let baked = lighting::bake_world(&tiling, &level0, &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+        let transport_secs = clock.elapsed().as_secs_f64();
         let pb = bar(opts, unlit.len() as u64, "lighting");
         let computed: Vec<TileLighting> = unlit
             .par_iter()
@@ -308,7 +309,13 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
             }
         }
         let s = baked.stats();
-        light_detail = format!("{} paths over {:.0} square units, {} tiles queried", s.paths.iter().sum::<u64>(), s.area, unlit.len());
+        light_detail = format!(
+            "{} paths over {:.0} square units ({transport_secs:.2} s), {} tiles queried ({:.2} s)",
+            s.paths.iter().sum::<u64>(),
+            s.area,
+            unlit.len(),
+            clock.elapsed().as_secs_f64() - transport_secs
+        );
     }
     stages.push(StageTiming { name: "lighting", seconds: clock.elapsed().as_secs_f64(), detail: light_detail });
 
