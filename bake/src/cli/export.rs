@@ -89,7 +89,7 @@ fn glb_bytes(m: &ExportMesh) -> Vec<u8> {
     let mut push_view = |bin: &mut Vec<u8>, data: Vec<u8>, target: u32| {
         let offset = bin.len();
         bin.extend_from_slice(&data);
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(json!({ "buffer": 0, "byteOffset": offset, "byteLength": data.len(), "target": target }));
@@ -133,7 +133,7 @@ fn glb_bytes(m: &ExportMesh) -> Vec<u8> {
         ],
     });
     let mut json_bytes = serde_json::to_vec(&doc).expect("JSON values serialise");
-    while json_bytes.len() % 4 != 0 {
+    while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }
     let total = 12 + 8 + json_bytes.len() + 8 + bin.len();

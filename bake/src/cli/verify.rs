@@ -55,9 +55,9 @@ pub fn run(path: &Path) -> Result<i32, CliError> {
 fn check_pack_consistency(file: &Path, pack: &Pack) -> Vec<String> {
     let mut out = Vec::new();
     let at = |m: String| format!("{}: {m}", file.display());
-    match pack.get::<PackInfo>() {
-        Ok(None) => out.push(at("no PINF pack-info section".into())),
-        Err(_) | Ok(Some(_)) => {} // decode errors were reported by verify
+    // A PINF that fails to decode was already reported by `Pack::verify`.
+    if let Ok(None) = pack.get::<PackInfo>() {
+        out.push(at("no PINF pack-info section".into()));
     }
     if let (Ok(Some(mesh)), Ok(Some(ao))) = (pack.get::<TerrainMesh>(), pack.get::<VertexAo>()) {
         if ao.0.len() != mesh.positions.len() {

@@ -87,7 +87,8 @@ impl TerrainMesh {
 /// Octahedral encoding of a unit vector into two snorm16 values.
 pub fn oct_encode(n: [f32; 3]) -> [i16; 2] {
     let l1 = n[0].abs() + n[1].abs() + n[2].abs();
-    if !(l1 > 0.0) || !l1.is_finite() {
+    // NaN fails `is_finite`, so this also catches a NaN component.
+    if !l1.is_finite() || l1 <= 0.0 {
         return [0, 0]; // decodes to +Z; a zero normal carries no direction to keep
     }
     let (mut x, mut y) = (n[0] / l1, n[1] / l1);
@@ -187,7 +188,7 @@ impl Section for TerrainMesh {
         if self.normals.len() != n {
             return Err(err(format!("{} normals for {n} positions", self.normals.len())));
         }
-        if self.indices.len() % 3 != 0 || self.main_index_count % 3 != 0 || self.main_index_count > self.indices.len() {
+        if !self.indices.len().is_multiple_of(3) || !self.main_index_count.is_multiple_of(3) || self.main_index_count > self.indices.len() {
             return Err(err(format!("index count {} / main {} is not whole triangles", self.indices.len(), self.main_index_count)));
         }
         if let Some(i) = self.indices.iter().find(|&&i| i as usize >= n) {
@@ -197,7 +198,7 @@ impl Section for TerrainMesh {
         if l.shift > MAX_LATTICE_SHIFT || !(l.voxel_size.is_finite() && l.voxel_size > 0.0) {
             return Err(err(format!("bad lattice {l:?}")));
         }
-        let mut q = vec![Vec::with_capacity(n); 3];
+        let mut q: [Vec<u16>; 3] = std::array::from_fn(|_| Vec::with_capacity(n));
         for p in &self.positions {
             for a in 0..3 {
                 let offset = l.index_of(p[a]) - l.origin[a] as i64;
@@ -262,7 +263,7 @@ impl Section for TerrainMesh {
         if expected != raw.len() as u64 {
             return Err(bad(kind, format!("{n} vertices and {index_count} indices need {expected} bytes, section has {}", raw.len())));
         }
-        if index_count % 3 != 0 || main_index_count % 3 != 0 || main_index_count > index_count {
+        if !index_count.is_multiple_of(3) || !main_index_count.is_multiple_of(3) || main_index_count > index_count {
             return Err(bad(kind, format!("index count {index_count} / main {main_index_count} is not whole triangles")));
         }
         if shift > MAX_LATTICE_SHIFT || !(voxel_size.is_finite() && voxel_size > 0.0) {

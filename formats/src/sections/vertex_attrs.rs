@@ -62,7 +62,7 @@ impl Section for VertexIrradiance {
         Ok(out)
     }
     fn decode(raw: &[u8]) -> Result<Self, FormatError> {
-        if raw.len() % 4 != 0 {
+        if !raw.len().is_multiple_of(4) {
             return Err(crate::error::bad(Self::KIND, format!("{} bytes is not a whole number of RGB9E5 values", raw.len())));
         }
         let n = raw.len() / 4;
