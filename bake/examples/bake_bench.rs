@@ -26,7 +26,7 @@ fn main() {
     let wall = clock.elapsed().as_secs_f64();
     println!("bake bench: {} ({} voxels, {} threads)", world.spec.name, report.voxels, rayon::current_num_threads());
     for s in &report.stages {
-        println!("  {:<10} {:>7.3} s  {}", s.name, s.seconds, s.detail);
+        println!("  {s}");
     }
     println!(
         "  {:<10} {:>7.3} s  {:.1} Mvoxels/s, {} tiles, {} vertices, {} triangles, {:.1} MB of packs",

@@ -267,7 +267,7 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions) -> Result<()
     }
     eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());
     for s in &report.stages {
-        eprintln!("  {:<10} {:>8.3} s  {}", s.name, s.seconds, s.detail);
+        eprintln!("  {s}");
     }
     eprintln!(
         "  {:<10} {:>8.3} s  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",

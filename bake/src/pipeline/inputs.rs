@@ -11,30 +11,28 @@ use crate::world::World;
 /// Hash of everything the density volume is made from: the world definition without the settings
 /// of later stages, the brush strokes and the heightmap samples.
 pub fn density_hash(world: &World) -> u128 {
-    let mut spec = world.spec.clone();
-    spec.ao = Default::default();
-    spec.lighting = Default::default();
-    spec.name.clear();
-    let mut h = KeyHasher::default();
-    h.str(&spec.canonical_toml()).str(&world.brushes_toml());
-    if let Some(hm) = &world.heightmap {
-        h.u64(hm.width as u64).u64(hm.height as u64);
-        let bytes: Vec<u8> = hm.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-        h.bytes(&bytes);
-    }
-    h.finish().0
+    density_inputs_hash(world, true)
 }
 
 /// Hash of what the raw density (noise and floor, before brushes and floaters) is made from.
 pub fn raw_density_hash(world: &World) -> u128 {
+    density_inputs_hash(world, false)
+}
+
+fn density_inputs_hash(world: &World, with_edits: bool) -> u128 {
     let mut spec = world.spec.clone();
     spec.ao = Default::default();
     spec.lighting = Default::default();
     spec.name.clear();
-    spec.brushes = Default::default();
-    spec.floaters = Default::default();
+    if !with_edits {
+        spec.brushes = Default::default();
+        spec.floaters = Default::default();
+    }
     let mut h = KeyHasher::default();
     h.str(&spec.canonical_toml());
+    if with_edits {
+        h.str(&world.brushes_toml());
+    }
     if let Some(hm) = &world.heightmap {
         h.u64(hm.width as u64).u64(hm.height as u64);
         let bytes: Vec<u8> = hm.samples.iter().flat_map(|s| s.to_le_bytes()).collect();

@@ -68,6 +68,13 @@ pub struct StageTiming {
     pub detail: String,
 }
 
+impl std::fmt::Display for StageTiming {
+    /// One aligned report line: `name  seconds  detail`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:<10} {:>8.3} s  {}", self.name, self.seconds, self.detail)
+    }
+}
+
 /// What a bake did.
 #[derive(Clone, Debug)]
 pub struct BakeReport {
@@ -128,7 +135,25 @@ struct Plan<'a> {
     ao_hash: u128,
 }
 
-impl Plan<'_> {
+impl<'a> Plan<'a> {
+    fn new(world: &'a World) -> Self {
+        let spec = &world.spec;
+        let tiling = Tiling::new(world.dims(), spec.volume.tile_size, spec.volume.voxel_size as f32);
+        Plan {
+            world,
+            tiling,
+            tiles: tiling.all_tiles(),
+            world_hash: world_hash(world),
+            density_inputs: StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(world)),
+            ao_hash: settings_hash(&spec.ao),
+        }
+    }
+
+    /// The light tracer's seed: derived from the world seed for this stage only.
+    fn lighting_seed(&self) -> u64 {
+        kiln_cache::store::KeyHasher::default().str("lighting").u64(self.world.spec.seed).finish().0 as u64
+    }
+
     fn name(&self) -> &str {
         &self.world.spec.name
     }
@@ -209,21 +234,13 @@ impl Plan<'_> {
 fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliError> {
     let spec = &world.spec;
     let dims = world.dims();
-    let voxel_size = spec.volume.voxel_size as f32;
-    let tiling = Tiling::new(dims, spec.volume.tile_size, voxel_size);
     let store = match &opts.cache {
         Some(dir) => Some(Store::open(dir).map_err(|e| CliError::Failed(e.to_string()))?),
         None => None,
     };
     let cache = StageCache::new(store, &spec.name, opts.explain);
-    let plan = Plan {
-        world,
-        tiling,
-        tiles: tiling.all_tiles(),
-        world_hash: world_hash(world),
-        density_inputs: StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(world)),
-        ao_hash: settings_hash(&spec.ao),
-    };
+    let plan = Plan::new(world);
+    let tiling = plan.tiling;
     let mut stages = Vec::new();
     let voxels = (dims[0] * dims[1] * dims[2]) as u64;
     let mut volume: Option<Volume> = None;
@@ -286,8 +303,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     let mut light_detail = "unchanged (cached)".to_owned();
     if !unlit.is_empty() {
         let level0: Vec<&TileGeometry> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).map(|i| &geometry[&i]).collect();
-        let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).finish().0 as u64;
-        let baked = lighting::bake_world(&tiling, &level0, &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+        let baked = lighting::bake_world(&tiling, &level0, &spec.lighting, plan.lighting_seed()).map_err(|e| plan.failed(e))?;
         let transport_secs = clock.elapsed().as_secs_f64();
         let pb = bar(opts, unlit.len() as u64, "lighting");
         let computed: Vec<TileLighting> = unlit
@@ -352,10 +368,10 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
             cpu.encode
         ),
     });
+    stages.push(StageTiming { name: "packs", seconds: pack_secs, detail: format!("{} assembled, {} from the cache", missing.len(), tiles.len() - missing.len()) });
 
     let clock = Instant::now();
     let manifest_bytes = manifest_pack(&plan, &tiles)?;
-    let _ = pack_secs;
     let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (tile_path(t.id), t.pack.as_slice())).collect();
     files.push(("manifest.kpack".to_owned(), &manifest_bytes));
     let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
@@ -533,18 +549,10 @@ pub fn world_hash(world: &World) -> u64 {
 /// still needs every level-0 tile, since light transport reads the whole world.
 pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> {
     let spec = &world.spec;
-    let tiling = Tiling::new(world.dims(), spec.volume.tile_size, spec.volume.voxel_size as f32);
-    let tiles = tiling.all_tiles();
-    let Some(index) = tiles.iter().position(|&t| t == id) else {
+    let plan = Plan::new(world);
+    let tiling = plan.tiling;
+    let Some(index) = plan.tiles.iter().position(|&t| t == id) else {
         return Err(CliError::Usage(format!("{}: no tile L{} ({},{})", spec.name, id.level, id.x, id.y)));
-    };
-    let plan = Plan {
-        world,
-        tiling,
-        tiles,
-        world_hash: world_hash(world),
-        density_inputs: StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(world)),
-        ao_hash: settings_hash(&spec.ao),
     };
     let cache = StageCache::new(None, &spec.name, false);
     let v = plan.volume(&cache)?;
@@ -559,8 +567,7 @@ pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> 
     let geometry_keys: Vec<StageInputs> = plan.tiles.iter().zip(&all_hashes).map(|(&t, &h)| plan.geometry_inputs(t, h)).collect();
     let lighting_key = plan.lighting_inputs(&geometry_keys);
     let pack_key = plan.pack_inputs(&geometry_keys[index], &plan.tile_lighting_inputs(&lighting_key, &geometry_keys[index]));
-    let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).finish().0 as u64;
-    let baked = lighting::bake_world(&tiling, &level0_geometry.iter().collect::<Vec<_>>(), &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+    let baked = lighting::bake_world(&tiling, &level0_geometry.iter().collect::<Vec<_>>(), &spec.lighting, plan.lighting_seed()).map_err(|e| plan.failed(e))?;
     let light = lighting::tile_lighting(&baked, &tiling, id, &g).map_err(|e| plan.failed(e))?;
     let ctx = PackContext { world_name: &spec.name, writer_version: writer_version() };
     Ok(assemble_pack(&ctx, id, &g, &light, pack_key.key().0 as u64).map_err(|e| plan.failed(e))?.pack)
