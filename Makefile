@@ -31,7 +31,7 @@ bench:
 	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example ray_speed
-	KILN_REF_CACHE=target/lighting-reference.bin $(CARGO) run --release -p kiln-bake --example ray_speed -- bake
+	$(CARGO) run --release -p kiln-bake --example lighting_accuracy -- $(WORLD)
 
 clean:
 	$(CARGO) clean

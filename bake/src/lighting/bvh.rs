@@ -176,20 +176,38 @@ impl Bvh {
 
     /// The closest hit with `t` in `[ray.tmin, ray.tmax]`, either winding.
     pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
+        self.intersect_slot(ray).map(|(h, _)| h)
+    }
+
+    /// [`Bvh::intersect`] plus the hit triangle's leaf slot, for [`Bvh::slot_vertices`] and
+    /// tables laid out by [`Bvh::slot_ids`]: the leaf copy is already in cache after the test,
+    /// while the input mesh's index and position arrays would cost several misses per hit.
+    pub(crate) fn intersect_slot(&self, ray: &Ray) -> Option<(Hit, usize)> {
         if self.tris.is_empty() {
             return None;
         }
         let pre = RayPre::new(ray);
-        let mut best: Option<Hit> = None;
+        let mut best: Option<(Hit, usize)> = None;
         let mut tmax = ray.tmax;
-        self.traverse(ray, &pre, &mut tmax, |tri, tmax| {
+        self.traverse(ray, &pre, &mut tmax, |slot, tri, tmax| {
             if let Some(h) = pre.intersect(tri, ray.tmin, *tmax) {
                 *tmax = h.t;
-                best = Some(h);
+                best = Some((h, slot));
             }
             false
         });
         best
+    }
+
+    /// The corner positions of the triangle in leaf slot `slot`, in input winding order.
+    #[inline]
+    pub(crate) fn slot_vertices(&self, slot: usize) -> &[[f32; 3]; 3] {
+        &self.tris[slot].v
+    }
+
+    /// Input triangle index of every leaf slot, in slot order.
+    pub(crate) fn slot_ids(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.tris.iter().map(|t| t.id)
     }
 
     /// Whether any triangle (subject to `cull`) is hit with `t` in `[ray.tmin, ray.tmax]`.
@@ -200,7 +218,7 @@ impl Bvh {
         let pre = RayPre::new(ray);
         let mut tmax = ray.tmax;
         let mut found = false;
-        self.traverse(ray, &pre, &mut tmax, |tri, tmax| {
+        self.traverse(ray, &pre, &mut tmax, |_, tri, tmax| {
             found = pre.intersect(tri, ray.tmin, *tmax).is_some_and(|h| cull == Cull::None || h.front);
             found
         });
@@ -208,9 +226,10 @@ impl Bvh {
     }
 
     /// Walks the nodes whose boxes the ray enters within `[tmin, *tmax]`, nearer child first, and
-    /// calls `leaf_fn` per triangle; `leaf_fn` may shrink `tmax` and returns true to stop.
+    /// calls `leaf_fn` per triangle with its leaf slot; `leaf_fn` may shrink `tmax` and returns
+    /// true to stop.
     #[inline]
-    fn traverse(&self, ray: &Ray, pre: &RayPre, tmax: &mut f32, mut leaf_fn: impl FnMut(&Tri, &mut f32) -> bool) {
+    fn traverse(&self, ray: &Ray, pre: &RayPre, tmax: &mut f32, mut leaf_fn: impl FnMut(usize, &Tri, &mut f32) -> bool) {
         let inv = pre.inv;
         let inv4 = [inv.x, inv.y, inv.z].map(Vec4::splat);
         let org4 = [0, 1, 2].map(|a| Vec4::splat(ray.origin[a] * inv[a]));
@@ -226,8 +245,8 @@ impl Bvh {
             if cur & LEAF_FLAG != 0 {
                 let first = ((cur & !LEAF_FLAG) >> 3) as usize;
                 let count = (cur & 7) as usize + 1;
-                for tri in &self.tris[first..first + count] {
-                    if leaf_fn(tri, tmax) {
+                for (k, tri) in self.tris[first..first + count].iter().enumerate() {
+                    if leaf_fn(first + k, tri, tmax) {
                         return;
                     }
                 }

@@ -6,8 +6,16 @@
 //! - **Sources.** The sky (uniform radiance over the upper hemisphere) and the sun and moon
 //!   (parallel beams) enter through the faces of the scene box; point, spot and line lights emit
 //!   from their shapes. Each source gets a share of `paths_per_area · surface area` paths in
-//!   proportion to its power. Photons bounce off Lambertian surfaces (cosine directions, Russian
-//!   roulette on albedo, at most `bounces` reflections).
+//!   proportion to its power. Photons bounce off Lambertian surfaces (cosine directions, at
+//!   most `bounces` reflections).
+//! - **Continuation: pilot and weight window.** A quarter of every source's paths (the pilot)
+//!   continue by Russian roulette on albedo. Their filtered result gives each vertex a target
+//!   photon weight, its brightness over the mean (clamped to [1/32, 1]); the other paths continue
+//!   through a weight window: a photon heavier than the target where it lands is split into
+//!   lighter copies, a lighter one plays roulette up to it. Dark places (cave interiors, lit by
+//!   bounces) then get many light photons instead of a few heavy ones. All paths carry the same
+//!   share of their source's power, so pilot and window together are one unbiased estimate. A sun
+//!   or moon photon's first hit deposits nothing (see below), so it always continues.
 //! - **Surfaces** (collision estimator): each hit leaves its power on the hit triangle's corners;
 //!   a normal-aware filter over mesh edges turns power and vertex area into irradiance (see
 //!   `surface.rs`). Following mesh connectivity instead of a 3D grid means light cannot leak
@@ -28,16 +36,15 @@
 //! Determinism: random numbers are keyed by (seed, source, path) and every sum is taken in a fixed
 //! order, so results are bit-identical for any thread count.
 //!
-//! # Cost and accuracy (measured with `examples/ray_speed.rs bake`)
-//! Cave test world of 512×512×64 voxels (32×32×4 units; 1.24 M vertices, 1.87 M triangles,
-//! 2685 units² of surface), default spec, 128×128×16 volume: 8.1 M paths, 12.9 s wall on two
-//! otherwise idle cores for the bake plus per-vertex queries (24 CPU-seconds: BVH build 2,
-//! light tracing about 20 of which the volume is a fifth, filter 0.5, queries 0.5). Against a
-//! bake with 16× the paths: relative RMS error of per-vertex total irradiance 1.1 %
-//! (energy-weighted), 5.3 % as a mean over vertices brighter than 5 % of the mean; `ambient`
-//! alone 3.3 % / 8.6 %. Nearly all of the per-vertex error sits in dim cave interiors (25 % in
-//! vertices at 5–10 % of the mean brightness, 1.2 % in those above the mean). Cost grows
-//! linearly with `paths_per_area`, noise falls with its square root.
+//! # Cost and accuracy (measured with `examples/lighting_accuracy.rs`)
+//! The default world (1.65 M level-0 vertices, 3771 units² of surface), default spec: 11.3 M
+//! paths, 21.5 M rays, 27.4 s wall on two idle cores for the whole lighting stage. Against a bake
+//! with 16× the paths, the relative RMS error of per-vertex irradiance (ambient + lights) is
+//! 5.8 % over vertices brighter than 5 % of the mean, 3.3 % energy-weighted; most of it sits in
+//! dim cave interiors (15 % at 5–10 % of the mean brightness, 2.7 % above twice the mean). The
+//! weight window took the per-vertex error from 6.8 % to 5.8 % for 14 % more time (1.2× the
+//! efficiency of plain roulette). Cost grows linearly with `paths_per_area`, noise falls with
+//! its square root.
 
 mod bvh;
 mod rng;
@@ -63,6 +70,9 @@ use rayon::prelude::*;
 use surface::{Surface, VertexGrid};
 use transport::Scene;
 use volume::VolumeAccumulator;
+
+/// One path in this many (per source) is a pilot path; see [`bake_lighting`].
+const PILOT_DIVISOR: u64 = 4;
 
 /// Errors of the lighting bake.
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +124,8 @@ impl Irradiance {
 pub struct BakeStats {
     /// Paths traced per source, in order: sky, sun, moon, lights (only those that emit).
     pub paths: Vec<u64>,
+    /// Photon flights traced (rays): a path makes one per bounce, more where it is split.
+    pub flights: u64,
     /// Welded vertex count of the mesh.
     pub vertices: usize,
     pub triangles: usize,
@@ -136,6 +148,16 @@ pub struct BakedLighting {
     stats: BakeStats,
 }
 
+/// How light paths continue after a surface hit (see `transport.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Continuation {
+    /// Russian roulette on albedo only (the tests' yardstick for the window).
+    #[cfg(test)]
+    Roulette,
+    /// A pilot share with Russian roulette, then a weight window built from it.
+    WeightWindow,
+}
+
 /// Bakes the lighting of `mesh` inside `bounds` (the world box; grown to contain the mesh),
 /// recording the irradiance volume described by `volume`.
 pub fn bake_lighting(
@@ -144,6 +166,17 @@ pub fn bake_lighting(
     volume: &VolumeDesc,
     spec: &LightingSpec,
     seed: u64,
+) -> Result<BakedLighting, LightingError> {
+    bake_lighting_with(mesh, bounds, volume, spec, seed, Continuation::WeightWindow)
+}
+
+pub(crate) fn bake_lighting_with(
+    mesh: &SceneMesh,
+    bounds: ([f32; 3], [f32; 3]),
+    volume: &VolumeDesc,
+    spec: &LightingSpec,
+    seed: u64,
+    continuation: Continuation,
 ) -> Result<BakedLighting, LightingError> {
     spec.validate().map_err(LightingError::Spec)?;
     let tri_count = mesh.indices.len() / 3;
@@ -190,11 +223,12 @@ pub fn bake_lighting(
         albedo_table[m.id as usize] = m.albedo;
     }
     let mut acc = VolumeAccumulator::new(*volume);
+    let slot_ids: Vec<u32> = bvh.slot_ids().collect();
+    let slot_verts: Vec<[u32; 3]> =
+        slot_ids.par_iter().map(|&t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize])).collect();
     let scene = Scene {
         bvh: &bvh,
-        positions: mesh.positions,
-        indices: mesh.indices,
-        weld: &surface.weld,
+        slot_verts: &slot_verts,
         materials: mesh.materials,
         albedo_table: &albedo_table,
         default_albedo: spec.albedo,
@@ -203,8 +237,24 @@ pub fn bake_lighting(
         seed,
         record_segments: !acc.is_empty(),
     };
+    // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
+    // light goes; the rest follow a weight window built from it. Both shares carry the same
+    // per-photon power, so together they are one unbiased estimate.
     let mut power = vec![[0.0f32; 6]; surface.pos.len()];
-    transport::trace_all(&scene, &sources, &counts, &mut power, &mut acc);
+    let divisor = if continuation == Continuation::WeightWindow { PILOT_DIVISOR } else { 1 };
+    let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
+    let mut flights = transport::trace_all(&scene, None, &sources, &counts, &pilot, &mut power, &mut acc);
+    if divisor > 1 {
+        let brightness: Vec<f32> = surface
+            .irradiance(&power, spec.smoothing)
+            .iter()
+            .map(|(a, l)| [0, 1, 2].map(|c| a[c] + l[c]))
+            .map(|e| 0.2126 * e[0] + 0.7152 * e[1] + 0.0722 * e[2])
+            .collect();
+        let importance = transport::Importance::from_brightness(&brightness);
+        let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
+        flights += transport::trace_all(&scene, Some(&importance), &sources, &counts, &rest, &mut power, &mut acc);
+    }
     let vertex = surface.irradiance(&power, spec.smoothing);
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
@@ -216,7 +266,7 @@ pub fn bake_lighting(
     .into_iter()
     .filter_map(|(d, e)| d.map(|d| (Vec3A::from(d), e)))
     .collect();
-    let stats = BakeStats { paths: counts, vertices: surface.pos.len(), triangles: tri_count, area: surface.total_area };
+    let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: tri_count, area: surface.total_area };
     Ok(BakedLighting { bvh, surface, vertex, grid, lookup_radius, celestial, eps, volume, stats })
 }
 
@@ -229,18 +279,32 @@ impl BakedLighting {
     /// a baked vertex gets exactly its value), widening the search 4× if none qualify, and
     /// falling back to the irradiance volume for points far from the surface.
     pub fn irradiance_at(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<Vec<Irradiance>, LightingError> {
+        self.query_all(positions, normals, true)
+    }
+
+    /// [`BakedLighting::irradiance_at`] without the sun and moon (left zero): for renderers that
+    /// draw direct sun and moon light themselves, this saves a shadow ray per point.
+    pub fn filtered_at(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<Vec<Irradiance>, LightingError> {
+        self.query_all(positions, normals, false)
+    }
+
+    fn query_all(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], celestial: bool) -> Result<Vec<Irradiance>, LightingError> {
         if positions.len() != normals.len() {
             return Err(LightingError::Query(format!("{} positions but {} normals", positions.len(), normals.len())));
         }
         if let Some(i) = positions.iter().chain(normals).position(|p| !p.iter().all(|c| c.is_finite())) {
             return Err(LightingError::Query(format!("entry {} is not finite", i % positions.len().max(1))));
         }
-        Ok(positions.par_iter().zip(normals).map(|(p, n)| self.query(Vec3A::from(*p), Vec3A::from(*n).normalize_or_zero())).collect())
+        Ok(positions
+            .par_iter()
+            .zip(normals)
+            .map(|(p, n)| self.query(Vec3A::from(*p), Vec3A::from(*n).normalize_or_zero(), celestial))
+            .collect())
     }
 
-    fn query(&self, p: Vec3A, n: Vec3A) -> Irradiance {
+    fn query(&self, p: Vec3A, n: Vec3A, celestial: bool) -> Irradiance {
         let mut out = Irradiance::default();
-        for (dir, e) in &self.celestial {
+        for (dir, e) in self.celestial.iter().filter(|_| celestial) {
             let cos = n.dot(*dir);
             if cos <= 0.0 {
                 continue;

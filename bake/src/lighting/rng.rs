@@ -38,6 +38,12 @@ impl Rng {
         mix64(self.state)
     }
 
+    /// An independent generator for child `child` of a split path, keyed by this generator's
+    /// next draw: a split's children depend only on the path, never on the thread.
+    pub(crate) fn fork(&mut self, child: u64) -> Rng {
+        Rng { state: mix64(self.next_u64() ^ child.wrapping_mul(0xD6E8_FEB8_6659_FD93)) }
+    }
+
     /// Uniform in [0, 1), with 24 bits of resolution (every value exactly representable).
     #[inline]
     pub(crate) fn next_f32(&mut self) -> f32 {

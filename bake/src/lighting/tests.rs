@@ -344,3 +344,36 @@ fn bad_inputs_are_errors_not_panics() {
     let e = empty.irradiance_at(&[[0.5; 3]], &[[0.0, 0.0, 1.0]]).unwrap()[0];
     assert!(e.sun_moon[0] > 0.0 && e.ambient == [0.0; 3]);
 }
+
+#[test]
+fn weight_window_splits_paths_in_the_dark_and_keeps_the_expected_value() {
+    // A ground plane half under a low roof: the sky reaches under it only after a bounce off the
+    // open half or through the roof's edge, so the weight window splits paths there.
+    let (mut pos, mut idx) = (Vec::new(), Vec::new());
+    grid(32, (0.0, 4.0), (0.0, 4.0), 0.0, &mut pos, &mut idx);
+    let ground = pos.len();
+    quad([[0.0, 0.0, 0.3], [0.0, 4.0, 0.3], [2.0, 4.0, 0.3], [2.0, 0.0, 0.3]], &mut pos, &mut idx);
+    let mut spec = sky_only();
+    spec.paths_per_area = 3000.0;
+    spec.smoothing = 3;
+    let bounds = ([0.0; 3], [4.0, 4.0, 1.0]);
+    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None };
+    let run = |c, seed| bake_lighting_with(&mesh, bounds, &no_volume(), &spec, seed, c).unwrap();
+    let under: Vec<[f32; 3]> = pos[..ground].iter().copied().filter(|p| p[0] > 0.25 && p[0] < 1.5 && p[1] > 0.25 && p[1] < 3.75).collect();
+    let normals = vec![[0.0, 0.0, 1.0]; under.len()];
+    let values = |b: &BakedLighting| b.irradiance_at(&under, &normals).unwrap().iter().map(|e| e.ambient[1]).collect::<Vec<_>>();
+    // Mean over the roofed area, and its noise as the RMS difference between two seeds' bakes.
+    let measure = |c| {
+        let (a, b) = (run(c, 21), run(c, 22));
+        let (va, vb) = (values(&a), values(&b));
+        let mean = mean_std(&va).0;
+        let noise = (va.iter().zip(&vb).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>() / (2.0 * va.len() as f64)).sqrt();
+        (mean, noise, a.stats().flights)
+    };
+    let ((wm, ws, wf), (rm, rs, rf)) = (measure(Continuation::WeightWindow), measure(Continuation::Roulette));
+    assert!(wm > 0.05 && rm > 0.05, "the roofed half must receive bounce light: {wm} {rm}");
+    // The means of ~1000 vertices carry little noise: allow 4 standard errors of the worse one.
+    let bound = 4.0 * ws.max(rs) / (under.len() as f64 / 9.0).sqrt();
+    assert!((wm - rm).abs() < bound.max(0.01 * rm), "expected values differ: window {wm}, roulette {rm} (bound {bound})");
+    assert!(wf as f64 > 1.05 * rf as f64, "too few paths were split: {wf} flights against {rf}");
+}

@@ -1,7 +1,8 @@
 //! Light tracing: photons leave the sources, bounce diffusely, and leave their power on the
 //! surfaces they hit and along the free space they cross.
 //!
-//! Determinism: path `i` of source `s` draws from `Rng::new(seed, s, i)` only. Paths are traced
+//! Determinism: path `i` of source `s` draws from `Rng::new(seed, s, i)` only (a split's children
+//! from forks of it, traced depth-first in child order). Paths are traced
 //! in fixed batches; within a batch, chunks of paths run in parallel and their records are
 //! concatenated in path order, then applied to the accumulators in that order (split by
 //! ownership, never by thread). The result is the same for any thread count.
@@ -22,10 +23,8 @@ const CHUNK: u64 = 512;
 /// Everything a path needs to know about the scene.
 pub(crate) struct Scene<'a> {
     pub(crate) bvh: &'a Bvh,
-    pub(crate) positions: &'a [[f32; 3]],
-    pub(crate) indices: &'a [u32],
-    /// Welded vertex of every input vertex.
-    pub(crate) weld: &'a [u32],
+    /// Welded corner vertices of the triangle in each BVH leaf slot (see [`Bvh::slot_ids`]).
+    pub(crate) slot_verts: &'a [[u32; 3]],
     /// Albedo per triangle via `materials` and `albedo_table`, or the default.
     pub(crate) materials: Option<&'a [u16]>,
     pub(crate) albedo_table: &'a [[f32; 3]],
@@ -64,23 +63,32 @@ pub(crate) fn allocate(sources: &[Source], total: u64) -> Vec<u64> {
 struct Records {
     deposits: Vec<Deposit>,
     segments: Vec<Segment>,
+    /// Scratch: photons of the current path waiting to be traced.
+    stack: Vec<Photon>,
+    /// Rays traced (photon flights).
+    flights: u64,
 }
 
-/// Traces `counts[s]` paths for every source, adding to `power` (per welded vertex) and `volume`.
+/// Traces paths `ranges[s]` of every source `s` (of `counts[s]` in the whole bake, which sets each
+/// photon's share of the source's power), adding to `power` (per welded vertex) and `volume`.
+/// Returns the number of photon flights (rays) traced.
 pub(crate) fn trace_all(
     scene: &Scene,
+    importance: Option<&Importance>,
     sources: &[Source],
     counts: &[u64],
+    ranges: &[(u64, u64)],
     power: &mut [[f32; 6]],
     volume: &mut VolumeAccumulator,
-) {
-    let total: u64 = counts.iter().sum();
-    let mut first = Vec::with_capacity(counts.len() + 1);
+) -> u64 {
+    let mut first = Vec::with_capacity(ranges.len() + 1);
     first.push(0u64);
-    for c in counts {
-        first.push(first.last().copied().unwrap_or(0) + c);
+    for r in ranges {
+        first.push(first.last().copied().unwrap_or(0) + (r.1 - r.0));
     }
+    let total = first.last().copied().unwrap_or(0);
     let threads = rayon::current_num_threads();
+    let mut flights = 0;
     let mut batch_start = 0;
     while batch_start < total {
         let batch_end = (batch_start + BATCH).min(total);
@@ -97,11 +105,12 @@ pub(crate) fn trace_all(
                     }
                     let src = &sources[s];
                     let scale = 1.0 / counts[s] as f32;
-                    trace_path(scene, src, s as u64, g - first[s], scale, &mut rec);
+                    trace_path(scene, importance, src, s as u64, ranges[s].0 + g - first[s], scale, &mut rec);
                 }
                 rec
             })
             .collect();
+        flights += records.iter().map(|r| r.flights).sum::<u64>();
         let deposits: Vec<Deposit> = records.iter().flat_map(|r| r.deposits.iter().copied()).collect();
         let segments: Vec<Segment> = records.into_iter().flat_map(|r| r.segments).collect();
         let per_task = power.len().div_ceil(4 * threads).max(1);
@@ -116,62 +125,169 @@ pub(crate) fn trace_all(
         );
         batch_start = batch_end;
     }
+    flights
 }
 
-/// One photon from emission until it escapes, is absorbed, or runs out of bounces.
-fn trace_path(scene: &Scene, src: &Source, stream: u64, index: u64, scale: f32, rec: &mut Records) {
+/// Bounds of the weight window's target (relative to a freshly emitted photon's power): at most
+/// this much splitting where the pilot saw almost no light, and this much thinning where it saw
+/// the most.
+const TARGET_MIN: f32 = 1.0 / 32.0;
+const TARGET_MAX: f32 = 1.0;
+/// Most children one bounce may split into.
+const MAX_SPLIT: f32 = 16.0;
+
+/// Importance for the weight window: per welded vertex, the photon weight (relative to a fresh
+/// photon) that continuing paths should carry near it, proportional to the pilot's brightness
+/// there. Dim places then receive many light photons (a photon landing there is split into
+/// several), which evens out the photon count, and so the relative noise, across the surface.
+/// Bright places keep plain Russian roulette: thinning them further would starve the dark
+/// places their bounce light reaches.
+pub(crate) struct Importance {
+    target: Vec<f32>,
+}
+
+impl Importance {
+    /// From per-welded-vertex pilot brightness (any positive scale): target = brightness / mean,
+    /// clamped to `[TARGET_MIN, TARGET_MAX]`.
+    pub(crate) fn from_brightness(brightness: &[f32]) -> Importance {
+        let mean = brightness.iter().map(|&b| b as f64).sum::<f64>() / brightness.len().max(1) as f64;
+        let inv = if mean > 0.0 { (1.0 / mean) as f32 } else { 0.0 };
+        Importance { target: brightness.iter().map(|&b| (b * inv).clamp(TARGET_MIN, TARGET_MAX)).collect() }
+    }
+}
+
+/// A photon waiting to be traced: a path's first photon, or a child of a split.
+struct Photon {
+    origin: Vec3A,
+    dir: Vec3A,
+    power: [f32; 3],
+    bounce: u32,
+    rng: Rng,
+}
+
+fn luminance(c: [f32; 3]) -> f32 {
+    0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+}
+
+/// One light path from emission until every photon of it escapes, is absorbed, or runs out of
+/// bounces. Without `importance` a photon continues by Russian roulette on albedo; with it, by
+/// the weight window (split or roulette toward the target weight at the hit), which changes the
+/// noise but not the expected value.
+fn trace_path(scene: &Scene, importance: Option<&Importance>, src: &Source, stream: u64, index: u64, scale: f32, rec: &mut Records) {
     let mut rng = Rng::new(scene.seed, stream, index);
     let e = src.emit(&mut rng, scene.eps);
-    let mut power = src.power.map(|p| p * scale * e.weight);
+    let fresh = src.power.map(|p| p * scale);
+    let power = fresh.map(|p| p * e.weight);
     if power.iter().all(|&p| p <= 0.0) {
         return;
     }
-    let (mut origin, mut dir) = (e.origin, e.dir);
-    for bounce in 0..=scene.bounces {
-        let hit = scene.bvh.intersect(&Ray { origin, dir, tmin: 0.0, tmax: f32::INFINITY });
+    let fresh_lum = luminance(fresh);
+    let mut stack = std::mem::take(&mut rec.stack);
+    stack.push(Photon { origin: e.origin, dir: e.dir, power, bounce: 0, rng });
+    while let Some(photon) = stack.pop() {
+        trace_photon(scene, importance, src, fresh_lum, photon, &mut stack, rec);
+    }
+    rec.stack = stack;
+}
+
+fn trace_photon(
+    scene: &Scene,
+    importance: Option<&Importance>,
+    src: &Source,
+    fresh_lum: f32,
+    photon: Photon,
+    stack: &mut Vec<Photon>,
+    rec: &mut Records,
+) {
+    let Photon { mut origin, mut dir, mut power, bounce: first, mut rng } = photon;
+    for bounce in first..=scene.bounces {
+        let hit = scene.bvh.intersect_slot(&Ray { origin, dir, tmin: 0.0, tmax: f32::INFINITY });
+        rec.flights += 1;
         let direct = bounce == 0 && src.class != Class::Sky;
         if scene.record_segments {
             rec.segments.push(Segment {
                 origin,
                 dir,
-                t_end: hit.map_or(f32::INFINITY, |h| h.t),
+                t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t),
                 power,
                 class: direct as u8,
             });
         }
-        let Some(h) = hit else { return };
+        let Some((h, slot)) = hit else { return };
         if !h.front {
             // Struck a surface from inside the rock: the source is buried, nothing gets out.
             return;
         }
         let tri = h.tri as usize;
-        let corner = |k: usize| scene.indices[3 * tri + k] as usize;
-        let p = [0, 1, 2].map(|k| Vec3A::from(scene.positions[corner(k)]));
+        let [p0, p1, p2] = *scene.bvh.slot_vertices(slot);
+        let p = [Vec3A::from(p0), Vec3A::from(p1), Vec3A::from(p2)];
         let weights = [1.0 - h.u - h.v, h.u, h.v];
+        let verts = scene.slot_verts[slot];
         let map = match (bounce, src.class) {
             (0, Class::SunMoon) => None, // evaluated exactly per query point instead
             (0, Class::Light) => Some(1),
             _ => Some(0),
         };
         if let Some(map) = map {
-            rec.deposits.push(Deposit { verts: [0, 1, 2].map(|k| scene.weld[corner(k)]), weights, power, map });
+            rec.deposits.push(Deposit { verts, weights, power, map });
         }
         if bounce == scene.bounces {
             return;
         }
-        // Russian roulette on the largest albedo channel keeps the photon's power steady.
         let albedo = scene.albedo(tri);
-        let survive = albedo[0].max(albedo[1]).max(albedo[2]);
-        if survive <= 0.0 || rng.next_f32() >= survive {
-            return;
-        }
-        power = [0, 1, 2].map(|c| power[c] * albedo[c] / survive);
+        let reflected = [0, 1, 2].map(|c| power[c] * albedo[c]);
+        // A sun or moon photon's first hit deposits nothing (that light is exact per query
+        // point), so its flight was paid for only to start the bounce: continue it whatever
+        // Russian roulette would say, at reduced power, rather than waste half of them.
+        let first_celestial = bounce == 0 && src.class == Class::SunMoon;
+        let children = match importance {
+            None if first_celestial => {
+                power = reflected;
+                1
+            }
+            None => {
+                // Russian roulette on the largest albedo channel keeps the photon's power steady.
+                let survive = albedo[0].max(albedo[1]).max(albedo[2]);
+                if survive <= 0.0 || rng.next_f32() >= survive {
+                    return;
+                }
+                power = reflected.map(|p| p / survive);
+                1
+            }
+            Some(imp) => {
+                let weight = luminance(reflected) / fresh_lum;
+                let mut target = weights.iter().zip(verts).map(|(w, v)| w * imp.target[v as usize]).sum::<f32>();
+                if first_celestial {
+                    target = target.min(weight);
+                }
+                // Zero (black albedo) or NaN: nothing continues.
+                if weight.is_nan() || weight <= 0.0 {
+                    return;
+                }
+                if weight < target {
+                    if rng.next_f32() * target >= weight {
+                        return;
+                    }
+                    power = reflected.map(|p| p * (target / weight));
+                    1
+                } else {
+                    let n = (weight / target).ceil().min(MAX_SPLIT);
+                    power = reflected.map(|p| p / n);
+                    n as u32
+                }
+            }
+        };
         let normal = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
         if normal == Vec3A::ZERO {
             return;
         }
         let point = p[0] * weights[0] + p[1] * weights[1] + p[2] * weights[2];
         origin = point + normal * scene.eps;
+        for child in 1..children {
+            let mut r = rng.fork(child as u64);
+            let d = cosine_hemisphere(normal, r.next_f32(), r.next_f32());
+            stack.push(Photon { origin, dir: d, power, bounce: bounce + 1, rng: r });
+        }
         dir = cosine_hemisphere(normal, rng.next_f32(), rng.next_f32());
     }
 }

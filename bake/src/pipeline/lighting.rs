@@ -73,7 +73,7 @@ pub fn bake_world(tiling: &Tiling, level0: &[&TileGeometry], spec: &LightingSpec
 pub fn tile_lighting(baked: &BakedLighting, tiling: &Tiling, id: TileId, geometry: &TileGeometry) -> Result<TileLighting, LightingStageError> {
     let err = |source| LightingStageError::Tile { id, source };
     let mesh = geometry.mesh().map_err(err)?;
-    let e = baked.irradiance_at(&mesh.positions, &mesh.normals)?;
+    let e = baked.filtered_at(&mesh.positions, &mesh.normals)?;
     let vertex = VertexIrradiance(e.iter().map(|i| [0, 1, 2].map(|c| i.ambient[c] + i.lights[c])).collect());
     let grid = slice_volume(baked.volume(), tiling, id);
     Ok(TileLighting { vertex_raw: vertex.encode().map_err(err)?, volume_raw: grid.encode().map_err(err)? })

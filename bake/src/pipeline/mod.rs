@@ -42,7 +42,7 @@ mod stage_version {
     pub const TILE_INPUTS: u32 = 1;
     pub const GEOMETRY: u32 = 2;
     pub const PACK: u32 = 4;
-    pub const LIGHTING: u32 = 1;
+    pub const LIGHTING: u32 = 2;
 }
 
 /// How to run a bake.
@@ -326,8 +326,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         }
         let s = baked.stats();
         light_detail = format!(
-            "{} paths over {:.0} square units ({transport_secs:.2} s), {} tiles queried ({:.2} s)",
+            "{} paths, {} rays over {:.0} square units ({transport_secs:.2} s), {} tiles queried ({:.2} s)",
             s.paths.iter().sum::<u64>(),
+            s.flights,
             s.area,
             unlit.len(),
             clock.elapsed().as_secs_f64() - transport_secs
