@@ -12,6 +12,8 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     /// `Features::POLYGON_MODE_LINE` was granted: wireframe uses it instead of line-list indices.
     pub polygon_line: bool,
+    /// `Features::TIMESTAMP_QUERY` was granted: passes can be timed on the GPU (`--stats`).
+    pub timestamps: bool,
     /// "name (backend, driver)" for logs and the HUD.
     pub description: String,
     errors: Arc<Mutex<Vec<String>>>,
@@ -34,8 +36,12 @@ impl Gpu {
         .map_err(|e| ViewerError::NoAdapter(e.to_string()))?;
         let info = adapter.get_info();
         let description = format!("{} ({:?}, {})", info.name, info.backend, if info.driver.is_empty() { "?" } else { &info.driver });
-        let polygon_line = adapter.features().contains(wgpu::Features::POLYGON_MODE_LINE);
-        let required_features = if polygon_line { wgpu::Features::POLYGON_MODE_LINE } else { wgpu::Features::empty() };
+        // Optional features are requested only where the adapter has them; each one's absence has a
+        // fallback (edge-list wireframe, no per-pass GPU times).
+        let wanted = wgpu::Features::POLYGON_MODE_LINE | wgpu::Features::TIMESTAMP_QUERY;
+        let required_features = adapter.features() & wanted;
+        let polygon_line = required_features.contains(wgpu::Features::POLYGON_MODE_LINE);
+        let timestamps = required_features.contains(wgpu::Features::TIMESTAMP_QUERY);
         // Downlevel limits are all the renderer needs, except texture size (large windows, screenshots).
         let required_limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()).using_alignment(adapter.limits());
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -56,7 +62,7 @@ impl Gpu {
                 v.push(text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "));
             }
         }));
-        Ok(Gpu { instance, adapter, device, queue, polygon_line, description, errors })
+        Ok(Gpu { instance, adapter, device, queue, polygon_line, timestamps, description, errors })
     }
 
     /// Whether the adapter is a CPU rasteriser (lavapipe): the renderer then trades a little

@@ -1,7 +1,7 @@
 //! Shadow pass: the drawn tiles' depth from the sun into a square depth map, and the bind group
-//! through which the terrain pass samples it.
+//! through which the terrain pass samples it (with the material noise, [`super::noise`]).
 
-use super::{shader, DrawItem, Layouts};
+use super::{noise, shader, DrawItem, Layouts};
 use crate::renderer::tiles;
 
 /// Shadow map edge in texels on a GPU: 2048² × 4 B = 16 MiB, sharp with the view-fitted projection.
@@ -17,13 +17,14 @@ pub struct ShadowPass {
     pub size: u32,
     pipeline: wgpu::RenderPipeline,
     view: wgpu::TextureView,
-    /// Group 2 of the terrain pass: the map and a comparison sampler.
+    /// Group 2 of the terrain pass: the map and a comparison sampler, the material noise and its sampler.
     pub sample_group: wgpu::BindGroup,
 }
 
 impl ShadowPass {
-    /// Creates a `size`² map, its sampler and the depth-only pipeline.
-    pub fn new(device: &wgpu::Device, layouts: &Layouts, size: u32) -> Self {
+    /// Creates a `size`² map, its sampler, the terrain's group 2 (with `noise`, the material noise
+    /// texture) and the depth-only pipeline.
+    pub fn new(device: &wgpu::Device, layouts: &Layouts, size: u32, noise: &wgpu::TextureView) -> Self {
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("shadow map"),
             size: wgpu::Extent3d { width: size, height: size, depth_or_array_layers: 1 },
@@ -47,10 +48,12 @@ impl ShadowPass {
         });
         let sample_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("shadow map"),
-            layout: &layouts.shadow,
+            layout: &layouts.surface,
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
                 wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Sampler(&sampler) },
+                wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::TextureView(noise) },
+                wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::Sampler(&noise::sampler(device)) },
             ],
         });
         let module = shader(device, "shadow", include_str!("../shaders/shadow.wgsl"));
@@ -87,7 +90,7 @@ impl ShadowPass {
     }
 
     /// Renders `items` into the shadow map (clearing it first, so an empty list means no shadows).
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, frame: &wgpu::BindGroup, items: &[DrawItem<'_>]) {
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, frame: &wgpu::BindGroup, items: &[DrawItem<'_>], timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>) {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("shadow"),
             color_attachments: &[],
@@ -96,7 +99,7 @@ impl ShadowPass {
                 depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Store }),
                 stencil_ops: None,
             }),
-            timestamp_writes: None,
+            timestamp_writes: timestamps,
             occlusion_query_set: None,
             multiview_mask: None,
         });

@@ -63,7 +63,7 @@ impl TerrainPass {
         let module = shader(device, "terrain", include_str!("../shaders/terrain.wgsl"));
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain"),
-            bind_group_layouts: &[Some(&layouts.frame), Some(&layouts.tile), Some(&layouts.shadow)],
+            bind_group_layouts: &[Some(&layouts.frame), Some(&layouts.tile), Some(&layouts.surface)],
             immediate_size: 0,
         });
         let wire_primitive = match wire_method {

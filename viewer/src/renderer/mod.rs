@@ -6,23 +6,28 @@
 //! [`Renderer::resize`].
 
 pub mod culling;
+pub mod gpu_timer;
 pub mod pick;
 pub mod shadow_fit;
 pub mod tiles;
 pub mod uniforms;
+pub mod vertex_cache;
 
 use glam::{Mat4, Vec3};
 
 use crate::camera::Camera;
+use crate::error::ViewerError;
 use crate::gpu::Gpu;
 use crate::passes::bounds::{BoundsPass, BoxLines};
 use crate::passes::hud::{HudLine, HudPass};
 use crate::passes::shadow::{ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
+use crate::passes::noise;
 use crate::passes::sky::SkyPass;
 use crate::passes::terrain::{TerrainPass, WireMethod};
 use crate::passes::{DrawItem, Layouts, DEPTH_FORMAT, ID_FORMAT};
 use crate::streaming::{DecodedTile, TileKey};
 use crate::view_mode::{lod_color, ViewMode};
+use gpu_timer::{GpuTimer, PassTimes, Span};
 use pick::PickReadback;
 use tiles::{GpuTile, TileStore};
 use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
@@ -83,6 +88,8 @@ pub struct Renderer {
     pick: PickReadback,
     world: WorldInfo,
     lighting: Lighting,
+    /// Per-pass GPU times, when asked for ([`Renderer::enable_gpu_timing`]).
+    timer: Option<GpuTimer>,
 }
 
 fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size: [u32; 2], usage: wgpu::TextureUsages) -> wgpu::Texture {
@@ -165,7 +172,7 @@ impl Renderer {
             id,
             tiles: TileStore::default(),
             sky: SkyPass::new(device, &layouts, color_format),
-            shadow: ShadowPass::new(device, &layouts, if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE }),
+            shadow: ShadowPass::new(device, &layouts, if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE }, &noise::create(device, &gpu.queue)),
             terrain: TerrainPass::new(device, &layouts, color_format, wire),
             bounds: BoundsPass::new(device, &layouts, color_format),
             hud: HudPass::new(device, &gpu.queue, color_format),
@@ -173,7 +180,24 @@ impl Renderer {
             layouts,
             world,
             lighting: Lighting::default(),
+            timer: None,
         }
+    }
+
+    /// Builds the pipelines `mode` draws with, so its first frame does not wait for a compile.
+    pub fn prepare_mode(&mut self, device: &wgpu::Device, mode: ViewMode) {
+        self.terrain.prepare(device, mode.shader_index());
+    }
+
+    /// Times the shadow and main passes on the GPU from now on; false when the adapter cannot.
+    pub fn enable_gpu_timing(&mut self, gpu: &Gpu) -> bool {
+        self.timer = GpuTimer::new(gpu);
+        self.timer.is_some()
+    }
+
+    /// The GPU pass times of the last rendered frame (waits for it), when timing is enabled.
+    pub fn pass_times(&self, gpu: &Gpu) -> Result<Option<PassTimes>, ViewerError> {
+        self.timer.as_ref().map(|t| t.read(gpu)).transpose()
     }
 
     /// The colour format the passes were built for.
@@ -303,8 +327,12 @@ impl Renderer {
         self.terrain.prepare(device, frame.mode.shader_index());
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
+        if let Some(t) = &mut self.timer {
+            t.begin_frame();
+        }
         if lit {
-            self.shadow.encode(&mut encoder, &self.frame_group, &casters);
+            let ts = self.timer.as_mut().map(|t| t.pass_writes(Span::Shadow));
+            self.shadow.encode(&mut encoder, &self.frame_group, &casters, ts);
         }
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -328,7 +356,7 @@ impl Renderer {
                     depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(0.0), store: wgpu::StoreOp::Discard }),
                     stencil_ops: None,
                 }),
-                timestamp_writes: None,
+                timestamp_writes: self.timer.as_mut().map(|t| t.pass_writes(Span::Main)),
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
@@ -346,6 +374,9 @@ impl Renderer {
         self.hud.encode(&mut encoder, target);
         if let Some(px) = frame.pick_px {
             self.pick.request(&mut encoder, &self.id.0, px);
+        }
+        if let Some(t) = &self.timer {
+            t.resolve(&mut encoder);
         }
         queue.submit([encoder.finish()]);
         self.pick.after_submit();
