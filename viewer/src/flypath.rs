@@ -119,6 +119,8 @@ pub struct FrameRecord {
     pub uploads: usize,
     pub upload_bytes: u64,
     pub drawn_triangles: u64,
+    /// The shadow map was redrawn this frame.
+    pub shadow_rendered: bool,
 }
 
 /// Percentiles of each [`FrameRecord`] phase over a run.
@@ -201,6 +203,8 @@ pub struct FlyStats {
     pub slowest_frames: Vec<FrameRecord>,
     /// Frames over three times the median (the hitch limit).
     pub over_3x_median: usize,
+    /// Frames that redrew the shadow map (the others reused it).
+    pub shadow_map_renders: usize,
     pub startup: StartupTimes,
     /// Frames over twice the median frame time.
     pub hitches: usize,

@@ -117,9 +117,8 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     let gpu = Gpu::headless()?;
     gpu.check_size(o.size)?;
     startup.device_ms = since(o.launched);
-    let mut renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.edge_wireframe);
-    // The mode's pipelines now, not in the first frame, which would otherwise carry their compile.
-    renderer.prepare_mode(&gpu.device, o.mode);
+    // With the mode's pipelines: the first frame would otherwise carry their compile.
+    let mut renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.mode, o.edge_wireframe);
     if o.stats.is_some() && path.is_some() {
         renderer.enable_gpu_timing(&gpu);
     }
@@ -228,6 +227,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
             uploads: u.uploads,
             upload_bytes: u.upload_bytes,
             drawn_triangles: last.drawn_triangles,
+            shadow_rendered: last.shadow_rendered,
         });
         tiles += last.drawn_tiles as u64;
         triangles += last.drawn_triangles;
@@ -242,6 +242,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         phases: flypath::PhaseStats::of(&records),
         slowest_frames: flypath::slowest(&records, 8),
         over_3x_median: flypath::over_median(&ms, 3.0),
+        shadow_map_renders: records.iter().filter(|r| r.shadow_rendered).count(),
         startup: off.startup,
         hitches: flypath::hitches(&ms),
         hitch_threshold_ms: 2.0 * q.p50,

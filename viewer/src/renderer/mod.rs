@@ -64,6 +64,8 @@ pub struct FrameReport {
     pub culled: usize,
     /// Draw-list keys that were not resident (a streamer contract violation if non-zero).
     pub missing: usize,
+    /// The shadow map was redrawn (its casters or projection changed).
+    pub shadow_rendered: bool,
 }
 
 /// Owns every GPU resource of the view.
@@ -135,10 +137,16 @@ fn tile_uniforms(device: &wgpu::Device, layouts: &Layouts, stride: u32, capacity
     (buffer, group)
 }
 
+/// A scoped thread's result, its panic passed on.
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 impl Renderer {
-    /// Creates the passes for colour format `color_format` and targets of `size` pixels.
+    /// Creates the passes for colour format `color_format` and targets of `size` pixels, with the
+    /// pipelines `mode` draws with (others are built when first used).
     /// `force_edge_wireframe` uses the line-list wireframe even where polygon-mode line exists.
-    pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, force_edge_wireframe: bool) -> Self {
+    pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, mode: ViewMode, force_edge_wireframe: bool) -> Self {
         let device = &gpu.device;
         let layouts = Layouts::new(device);
         let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -159,6 +167,17 @@ impl Renderer {
         let wire = if gpu.polygon_line && !force_edge_wireframe { WireMethod::PolygonLine } else { WireMethod::EdgeList };
         let size = [size[0].max(1), size[1].max(1)];
         let (depth, id) = depth_and_id(device, size);
+        let shadow_size = if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE };
+        // The first frame's pipelines compile side by side: a driver compiles each on the calling
+        // thread (cold, tens of milliseconds apiece on the H200's driver), and the noise texture is
+        // CPU work that needs none of them.
+        let (sky, shadow, terrain) = std::thread::scope(|s| {
+            let sky = s.spawn(|| SkyPass::new(device, &layouts, color_format));
+            let shadow = s.spawn(|| ShadowPass::new(device, &layouts, shadow_size, &noise::create(device, &gpu.queue)));
+            let mut terrain = TerrainPass::new(device, &layouts, color_format, wire);
+            terrain.prepare(device, mode.shader_index(), mode == ViewMode::Wireframe);
+            (join(sky), join(shadow), terrain)
+        });
         Renderer {
             color_format,
             size,
@@ -171,22 +190,17 @@ impl Renderer {
             depth,
             id,
             tiles: TileStore::default(),
-            sky: SkyPass::new(device, &layouts, color_format),
-            shadow: ShadowPass::new(device, &layouts, if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE }, &noise::create(device, &gpu.queue)),
-            terrain: TerrainPass::new(device, &layouts, color_format, wire),
-            bounds: BoundsPass::new(device, &layouts, color_format),
-            hud: HudPass::new(device, &gpu.queue, color_format),
+            sky,
+            shadow,
+            terrain,
+            bounds: BoundsPass::new(&layouts, color_format),
+            hud: HudPass::new(color_format),
             pick: PickReadback::new(device),
             layouts,
             world,
             lighting: Lighting::default(),
             timer: None,
         }
-    }
-
-    /// Builds the pipelines `mode` draws with, so its first frame does not wait for a compile.
-    pub fn prepare_mode(&mut self, device: &wgpu::Device, mode: ViewMode) {
-        self.terrain.prepare(device, mode.shader_index());
     }
 
     /// Times the shadow and main passes on the GPU from now on; false when the adapter cannot.
@@ -324,15 +338,16 @@ impl Renderer {
             self.bounds.prepare(device, queue, &boxes);
         }
         self.hud.prepare(device, queue, frame.hud, self.size);
-        self.terrain.prepare(device, frame.mode.shader_index());
+        self.terrain.prepare(device, frame.mode.shader_index(), frame.mode == ViewMode::Wireframe);
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
         if let Some(t) = &mut self.timer {
             t.begin_frame();
         }
-        if lit {
+        if lit && self.shadow.needs_render(&uniforms.light_view_proj, &casters) {
             let ts = self.timer.as_mut().map(|t| t.pass_writes(Span::Shadow));
             self.shadow.encode(&mut encoder, &self.frame_group, &casters, ts);
+            report.shadow_rendered = true;
         }
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
