@@ -120,6 +120,8 @@ pub struct GpuTile {
     pub vertices: wgpu::Buffer,
     pub indices: wgpu::Buffer,
     pub index_count: u32,
+    /// Indices `[0, surface_index_count)` are the surface, the rest skirts.
+    pub surface_index_count: u32,
     /// Wireframe fallback (line list), present only when the adapter lacks polygon-mode line.
     pub edges: Option<(wgpu::Buffer, u32)>,
     pub bounds_min: [f32; 3],
@@ -147,7 +149,7 @@ impl TileStore {
         if tile.vertex_count as usize != n {
             return Err(format!("{name}: {n} vertices, vertex_count {}", tile.vertex_count));
         }
-        if tile.indices.is_empty() || !tile.indices.len().is_multiple_of(3) || tile.main_index_count as usize > tile.indices.len() {
+        if tile.indices.is_empty() || !tile.indices.len().is_multiple_of(3) || !tile.main_index_count.is_multiple_of(3) || tile.main_index_count as usize > tile.indices.len() {
             return Err(format!("{name}: {} indices ({} main) are not whole triangles", tile.indices.len(), tile.main_index_count));
         }
         let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -176,6 +178,7 @@ impl TileStore {
             vertices,
             indices,
             index_count: tile.indices.len() as u32,
+            surface_index_count: tile.main_index_count,
             edges,
             bounds_min: tile.bounds_min,
             bounds_max: tile.bounds_max,

@@ -219,7 +219,7 @@ pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
     }
     // Out-of-range indices would read garbage on the GPU; partial triangles would shift every
     // triangle after them.
-    if mesh.indices.is_empty() || !mesh.indices.len().is_multiple_of(3) || mesh.main_index_count > mesh.indices.len() {
+    if mesh.indices.is_empty() || !mesh.indices.len().is_multiple_of(3) || !mesh.main_index_count.is_multiple_of(3) || mesh.main_index_count > mesh.indices.len() {
         return Err(bad(format!("{} indices ({} main) are not whole triangles", mesh.indices.len(), mesh.main_index_count)));
     }
     if let Some(i) = mesh.indices.iter().copied().max().filter(|&i| i as usize >= vertex_count) {
