@@ -19,6 +19,15 @@ pub struct Gpu {
     errors: Arc<Mutex<Vec<String>>>,
 }
 
+/// Device memory in 256 MiB blocks from the start. With wgpu's default (128 MiB, growing to 256)
+/// the streamer's tiles outgrew the first block during the H200 flight, and allocating the next
+/// one took a 4 ms frame to 10–15 ms; one large block is allocated while the renderer is built
+/// (the noise texture lands in it) and holds the default world's whole resident set.
+fn memory_hints() -> wgpu::MemoryHints {
+    const BLOCK: u64 = 256 << 20;
+    wgpu::MemoryHints::Manual { suballocated_device_memory_block_size: BLOCK..BLOCK }
+}
+
 impl Gpu {
     /// A context with no window: the instance honours `WGPU_BACKEND` and friends.
     pub fn headless() -> Result<Gpu, ViewerError> {
@@ -48,6 +57,7 @@ impl Gpu {
             label: Some("kiln-view"),
             required_features,
             required_limits,
+            memory_hints: memory_hints(),
             ..Default::default()
         }))
         .map_err(|e| ViewerError::Device { adapter: description.clone(), reason: e.to_string() })?;

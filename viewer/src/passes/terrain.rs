@@ -1,10 +1,12 @@
 //! Terrain pass: the drawn tiles, lit or in an inspection mode, and the wireframe overlay.
 //!
-//! The surface is drawn with back faces culled: it faces the air, where the camera is, so its
-//! back faces are hidden behind its front faces and only cost the rasteriser (the H200's frame is
-//! bound by its geometry stages, not its pixels). Skirt triangles, after the surface's in the same
-//! index buffer, hang into the cracks between levels and must show from either side: they are
-//! drawn by a second, non-culling pipeline.
+//! Back faces are culled: the surface faces the air, where the camera is, so its back faces are
+//! hidden behind its front faces and only cost the rasteriser (the H200's frame is bound by its
+//! geometry stages, not its pixels). Skirt triangles, after the surface's in the same index buffer,
+//! hang into the cracks between levels and must show from either side: the loader gives each a
+//! reversed copy (`renderer::vertex_cache::double_side`), so one culling
+//! pipeline draws a whole tile in one call (a second, double-sided pipeline would also be a second
+//! JIT compile of the lit shader before lavapipe's first frame).
 
 use super::{depth_state, scene_targets, shader, DrawItem, Layouts};
 use crate::renderer::tiles;
@@ -21,21 +23,13 @@ pub enum WireMethod {
 /// Number of fill variants (`ViewMode::shader_index` values).
 const MODES: usize = 6;
 
-/// The fill pipelines of one view mode.
-struct Fill {
-    /// Back faces culled.
-    surface: wgpu::RenderPipeline,
-    /// Both faces.
-    skirts: wgpu::RenderPipeline,
-}
-
 /// The terrain pipelines: fill pipelines per view mode and the wireframe, each built on first use
 /// (a compile is start-up time: LLVM on lavapipe, the driver's compiler on a GPU).
 pub struct TerrainPass {
     module: wgpu::ShaderModule,
     layout: wgpu::PipelineLayout,
     color: wgpu::TextureFormat,
-    fill: [Option<Fill>; MODES],
+    fill: [Option<wgpu::RenderPipeline>; MODES],
     wire: Option<wgpu::RenderPipeline>,
     /// How [`TerrainPass::record_wire`] draws.
     pub wire_method: WireMethod,
@@ -94,16 +88,9 @@ impl TerrainPass {
         }
         let slot = &mut self.fill[(mode as usize).min(MODES - 1)];
         if slot.is_none() {
-            let parts = (&self.module, &self.layout, self.color);
-            let constants = [("MODE", mode as f64)];
-            let build = |label: &str, cull_mode| {
-                let primitive = wgpu::PrimitiveState { front_face: wgpu::FrontFace::Ccw, cull_mode, ..Default::default() };
-                pipeline(device, parts, label, ("vs_terrain", "fs_terrain"), &constants, primitive, true)
-            };
-            *slot = Some(Fill {
-                surface: build(&format!("terrain mode {mode}"), Some(wgpu::Face::Back)),
-                skirts: build(&format!("terrain skirts mode {mode}"), None),
-            });
+            let primitive = wgpu::PrimitiveState { front_face: wgpu::FrontFace::Ccw, cull_mode: Some(wgpu::Face::Back), ..Default::default() };
+            let label = format!("terrain mode {mode}");
+            *slot = Some(pipeline(device, (&self.module, &self.layout, self.color), &label, ("vs_terrain", "fs_terrain"), &[("MODE", mode as f64)], primitive, true));
         }
     }
 
@@ -111,22 +98,14 @@ impl TerrainPass {
     /// set here; group 1 per item.
     pub fn record_fill(&self, pass: &mut wgpu::RenderPass<'_>, mode: u32, groups: [&wgpu::BindGroup; 3], items: &[DrawItem<'_>]) {
         let Some(fill) = &self.fill[(mode as usize).min(MODES - 1)] else { return };
+        pass.set_pipeline(fill);
         pass.set_bind_group(0, groups[0], &[]);
         pass.set_bind_group(2, groups[2], &[]);
-        // All surfaces, then all skirts: two pipeline changes per frame, not two per tile.
-        pass.set_pipeline(&fill.surface);
         for item in items {
             pass.set_bind_group(1, groups[1], &[item.uniform_offset]);
             pass.set_vertex_buffer(0, item.tile.vertices.slice(..));
             pass.set_index_buffer(item.tile.indices.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(0..item.tile.surface_index_count, 0, 0..1);
-        }
-        pass.set_pipeline(&fill.skirts);
-        for item in items.iter().filter(|i| i.tile.surface_index_count < i.tile.index_count) {
-            pass.set_bind_group(1, groups[1], &[item.uniform_offset]);
-            pass.set_vertex_buffer(0, item.tile.vertices.slice(..));
-            pass.set_index_buffer(item.tile.indices.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(item.tile.surface_index_count..item.tile.index_count, 0, 0..1);
+            pass.draw_indexed(0..item.tile.index_count, 0, 0..1);
         }
     }
 

@@ -120,8 +120,6 @@ pub struct GpuTile {
     pub vertices: wgpu::Buffer,
     pub indices: wgpu::Buffer,
     pub index_count: u32,
-    /// Indices `[0, surface_index_count)` are the surface, the rest skirts.
-    pub surface_index_count: u32,
     /// Wireframe fallback (line list), present only when the adapter lacks polygon-mode line.
     pub edges: Option<(wgpu::Buffer, u32)>,
     pub bounds_min: [f32; 3],
@@ -178,7 +176,6 @@ impl TileStore {
             vertices,
             indices,
             index_count: tile.indices.len() as u32,
-            surface_index_count: tile.main_index_count,
             edges,
             bounds_min: tile.bounds_min,
             bounds_max: tile.bounds_max,

@@ -151,12 +151,10 @@ fn lit_color(v: TerrainVary, n: vec3<f32>) -> vec3<f32> {
 }
 
 @fragment
-fn fs_terrain(v: TerrainVary, @builtin(front_facing) front: bool) -> SceneOut {
-    var n = normalize(v.normal);
-    // Skirts and cave ceilings can be seen from behind; light them as the side we see.
-    if (dot(n, frame.camera_pos.xyz - v.world) < 0.0 && !front) {
-        n = -n;
-    }
+fn fs_terrain(v: TerrainVary) -> SceneOut {
+    // Back faces are culled (skirts come with a reversed copy): only the side the normal belongs to
+    // is ever shaded here.
+    let n = normalize(v.normal);
     var c: vec3<f32>;
     if (MODE == 1u) {
         c = vec3<f32>(v.ao);

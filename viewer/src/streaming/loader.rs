@@ -244,7 +244,6 @@ pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
             job.content_hash
         ));
     }
-    let vertex_count = u32::try_from(vertex_count).map_err(|_| format!("{}: too many vertices", job.path.display()))?;
     let main_index_count = u32::try_from(mesh.main_index_count).map_err(|_| format!("{}: too many indices", job.path.display()))?;
     let mut vertices = pack_vertices(&mesh.positions, &mesh.normals, &ao, irradiance.as_deref());
     let mut indices = mesh.indices;
@@ -253,7 +252,10 @@ pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
     let (surface, skirts) = indices.split_at_mut(mesh.main_index_count);
     vertex_cache::reorder_triangles(surface, vertices.len());
     vertex_cache::reorder_triangles(skirts, vertices.len());
+    // The terrain pipeline culls back faces; skirts must show from both sides.
+    vertex_cache::double_side(&mut indices, mesh.main_index_count);
     vertex_cache::reorder_vertices(&mut vertices, &mut indices);
+    let vertex_count = u32::try_from(vertices.len()).map_err(|_| format!("{}: too many vertices", job.path.display()))?;
     Ok(DecodedTile {
         key: job.key,
         vertices,
