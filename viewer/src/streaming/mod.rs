@@ -145,7 +145,9 @@ impl Default for StreamConfig {
         StreamConfig {
             budget_bytes: 512 << 20,
             max_error_px: 2.0,
-            loader_threads: 2,
+            // Two even on two cores (they run at a lower priority than rendering); up to four where
+            // there are cores to spare, since decoding also orders triangles for vertex reuse.
+            loader_threads: std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4)),
             max_upload_bytes_per_frame: 4 << 20,
             prefetch: true,
         }
