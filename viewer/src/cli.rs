@@ -1,7 +1,7 @@
 //! The `kiln-view` command line.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
@@ -37,7 +37,8 @@ pub struct Args {
     /// Headless: replay a camera path (CSV rows t,x,y,z,yaw,pitch), one frame per row.
     #[arg(long)]
     pub fly: Option<PathBuf>,
-    /// With --fly: write frame-time percentiles and streaming totals as JSON.
+    /// Headless: write statistics as JSON: start-up milestones (launch to first complete frame), and
+    /// with --fly frame-time percentiles, per-phase times, the slowest frames and streaming totals.
     #[arg(long)]
     pub stats: Option<PathBuf>,
     /// GPU residency budget in MiB.
@@ -96,8 +97,8 @@ impl Args {
 
     fn check(&self) -> Result<(), ViewerError> {
         let usage = |m: &str| Err(ViewerError::Usage(m.into()));
-        if self.stats.is_some() && self.fly.is_none() {
-            return usage("--stats needs --fly");
+        if self.stats.is_some() && !self.headless {
+            return usage("--stats is for --headless runs");
         }
         if !self.headless {
             if self.fly.is_some() || self.screenshot.is_some() || self.hud {
@@ -114,7 +115,7 @@ impl Args {
 }
 
 /// Runs `kiln-view` with parsed arguments.
-pub fn run(args: Args) -> Result<(), ViewerError> {
+pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
     args.check()?;
     let config = args.stream_config()?;
     if args.headless {
@@ -131,6 +132,7 @@ pub fn run(args: Args) -> Result<(), ViewerError> {
             hud: args.hud,
             timeout: Duration::from_secs_f64(args.timeout_s),
             edge_wireframe: args.edge_wireframe,
+            launched,
         })
     } else {
         window::run(WindowOptions {

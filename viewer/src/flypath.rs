@@ -89,8 +89,107 @@ pub fn percentiles(ms: &[f64]) -> Percentiles {
 
 /// Frames slower than twice the median: the stutters a user notices.
 pub fn hitches(ms: &[f64]) -> usize {
+    over_median(ms, 2.0)
+}
+
+/// Frames slower than `factor` times the median.
+pub fn over_median(ms: &[f64], factor: f64) -> usize {
     let median = percentiles(ms).p50;
-    ms.iter().filter(|&&m| m > 2.0 * median).count()
+    ms.iter().filter(|&&m| m > factor * median).count()
+}
+
+/// Where one frame's time went. CPU phases are wall-clock on the render thread; GPU times come
+/// from timestamp queries (zero where the adapter has none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FrameRecord {
+    /// Index in the camera path.
+    pub frame: usize,
+    /// Streaming step to GPU completion: what the frame-time statistics are made of.
+    pub total_ms: f64,
+    /// Streaming step (LOD cut, residency, queueing loads).
+    pub stream_ms: f64,
+    /// Evictions and uploads.
+    pub upload_ms: f64,
+    /// Culling, uniforms, command recording and submission.
+    pub encode_ms: f64,
+    /// From submission until the GPU finished.
+    pub wait_ms: f64,
+    pub gpu_shadow_ms: f64,
+    pub gpu_main_ms: f64,
+    pub uploads: usize,
+    pub upload_bytes: u64,
+    pub drawn_triangles: u64,
+    /// The shadow map was redrawn this frame.
+    pub shadow_rendered: bool,
+}
+
+/// Percentiles of each [`FrameRecord`] phase over a run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PhaseStats {
+    pub stream_ms: Percentiles,
+    pub upload_ms: Percentiles,
+    pub encode_ms: Percentiles,
+    pub wait_ms: Percentiles,
+    pub gpu_shadow_ms: Percentiles,
+    pub gpu_main_ms: Percentiles,
+}
+
+impl PhaseStats {
+    /// The phases' percentiles over `frames`.
+    pub fn of(frames: &[FrameRecord]) -> Self {
+        let q = |f: fn(&FrameRecord) -> f64| percentiles(&frames.iter().map(f).collect::<Vec<_>>());
+        PhaseStats {
+            stream_ms: q(|r| r.stream_ms),
+            upload_ms: q(|r| r.upload_ms),
+            encode_ms: q(|r| r.encode_ms),
+            wait_ms: q(|r| r.wait_ms),
+            gpu_shadow_ms: q(|r| r.gpu_shadow_ms),
+            gpu_main_ms: q(|r| r.gpu_main_ms),
+        }
+    }
+}
+
+/// The `n` slowest frames, slowest first (ties by frame index): what a hitch is made of.
+pub fn slowest(frames: &[FrameRecord], n: usize) -> Vec<FrameRecord> {
+    let mut v = frames.to_vec();
+    v.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms).then(a.frame.cmp(&b.frame)));
+    v.truncate(n);
+    v
+}
+
+/// Milliseconds from launch (the start of `main`) to the milestones of start-up. `None`: not
+/// reached in this run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct StartupTimes {
+    /// Manifest read and checked, loader threads started.
+    pub streamer_ms: f64,
+    /// Vulkan instance, adapter and device.
+    pub device_ms: f64,
+    /// Targets, passes and the view mode's pipelines.
+    pub renderer_ms: f64,
+    /// GPU completion of the first frame without holes (every selected tile drawn, itself or
+    /// through a resident ancestor).
+    pub first_complete_frame_ms: Option<f64>,
+    /// Triangles and tiles drawn in that frame.
+    pub first_complete_triangles: u64,
+    pub first_complete_tiles: usize,
+    /// Still views: GPU completion of the final frame (every selected tile at its own level).
+    pub final_frame_ms: Option<f64>,
+}
+
+/// The `--stats` report of a still view: start-up milestones.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StillStats {
+    pub startup: StartupTimes,
+    pub size: [u32; 2],
+    pub mode: String,
+    pub adapter: String,
+}
+
+/// Writes `value` as pretty JSON (atomically).
+pub fn write_json<T: Serialize>(value: &T, path: &Path) -> Result<(), ViewerError> {
+    let json = serde_json::to_vec_pretty(value).map_err(|e| ViewerError::File { path: path.to_owned(), reason: e.to_string() })?;
+    kiln_formats::write_atomic(path, &json).map_err(|e| ViewerError::File { path: path.to_owned(), reason: e.to_string() })
 }
 
 /// The `--stats` report of a fly-through.
@@ -98,6 +197,15 @@ pub fn hitches(ms: &[f64]) -> usize {
 pub struct FlyStats {
     pub frames: usize,
     pub frame_ms: Percentiles,
+    /// Where the frame time went, phase by phase.
+    pub phases: PhaseStats,
+    /// The slowest frames with their phases.
+    pub slowest_frames: Vec<FrameRecord>,
+    /// Frames over three times the median (the hitch limit).
+    pub over_3x_median: usize,
+    /// Frames that redrew the shadow map (the others reused it).
+    pub shadow_map_renders: usize,
+    pub startup: StartupTimes,
     /// Frames over twice the median frame time.
     pub hitches: usize,
     pub hitch_threshold_ms: f64,
@@ -116,8 +224,7 @@ pub struct FlyStats {
 impl FlyStats {
     /// Writes the report as pretty JSON.
     pub fn write(&self, path: &Path) -> Result<(), ViewerError> {
-        let json = serde_json::to_vec_pretty(self).map_err(|e| ViewerError::File { path: path.to_owned(), reason: e.to_string() })?;
-        kiln_formats::write_atomic(path, &json).map_err(|e| ViewerError::File { path: path.to_owned(), reason: e.to_string() })
+        write_json(self, path)
     }
 }
 
@@ -164,5 +271,15 @@ mod tests {
     fn hitches_are_frames_over_twice_the_median() {
         assert_eq!(hitches(&[10.0, 10.0, 10.0, 20.0, 20.1, 35.0]), 2);
         assert_eq!(hitches(&[5.0; 10]), 0);
+        assert_eq!(over_median(&[10.0, 10.0, 10.0, 20.0, 30.0, 35.0], 3.0), 1);
+    }
+
+    #[test]
+    fn slowest_frames_come_first_and_ties_keep_path_order() {
+        let r = |frame, total_ms| FrameRecord { frame, total_ms, ..Default::default() };
+        let frames = [r(0, 5.0), r(1, 9.0), r(2, 7.0), r(3, 9.0)];
+        let s: Vec<usize> = slowest(&frames, 3).iter().map(|f| f.frame).collect();
+        assert_eq!(s, vec![1, 3, 2]);
+        assert_eq!(PhaseStats::of(&frames).stream_ms.max, 0.0);
     }
 }

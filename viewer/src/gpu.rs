@@ -12,9 +12,20 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     /// `Features::POLYGON_MODE_LINE` was granted: wireframe uses it instead of line-list indices.
     pub polygon_line: bool,
+    /// `Features::TIMESTAMP_QUERY` was granted: passes can be timed on the GPU (`--stats`).
+    pub timestamps: bool,
     /// "name (backend, driver)" for logs and the HUD.
     pub description: String,
     errors: Arc<Mutex<Vec<String>>>,
+}
+
+/// Device memory in 256 MiB blocks from the start. With wgpu's default (128 MiB, growing to 256)
+/// the streamer's tiles outgrew the first block during the H200 flight, and allocating the next
+/// one took a 4 ms frame to 10–15 ms; one large block is allocated while the renderer is built
+/// (the noise texture lands in it) and holds the default world's whole resident set.
+fn memory_hints() -> wgpu::MemoryHints {
+    const BLOCK: u64 = 256 << 20;
+    wgpu::MemoryHints::Manual { suballocated_device_memory_block_size: BLOCK..BLOCK }
 }
 
 impl Gpu {
@@ -34,14 +45,19 @@ impl Gpu {
         .map_err(|e| ViewerError::NoAdapter(e.to_string()))?;
         let info = adapter.get_info();
         let description = format!("{} ({:?}, {})", info.name, info.backend, if info.driver.is_empty() { "?" } else { &info.driver });
-        let polygon_line = adapter.features().contains(wgpu::Features::POLYGON_MODE_LINE);
-        let required_features = if polygon_line { wgpu::Features::POLYGON_MODE_LINE } else { wgpu::Features::empty() };
+        // Optional features are requested only where the adapter has them; each one's absence has a
+        // fallback (edge-list wireframe, no per-pass GPU times).
+        let wanted = wgpu::Features::POLYGON_MODE_LINE | wgpu::Features::TIMESTAMP_QUERY;
+        let required_features = adapter.features() & wanted;
+        let polygon_line = required_features.contains(wgpu::Features::POLYGON_MODE_LINE);
+        let timestamps = required_features.contains(wgpu::Features::TIMESTAMP_QUERY);
         // Downlevel limits are all the renderer needs, except texture size (large windows, screenshots).
         let required_limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()).using_alignment(adapter.limits());
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kiln-view"),
             required_features,
             required_limits,
+            memory_hints: memory_hints(),
             ..Default::default()
         }))
         .map_err(|e| ViewerError::Device { adapter: description.clone(), reason: e.to_string() })?;
@@ -56,7 +72,7 @@ impl Gpu {
                 v.push(text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "));
             }
         }));
-        Ok(Gpu { instance, adapter, device, queue, polygon_line, description, errors })
+        Ok(Gpu { instance, adapter, device, queue, polygon_line, timestamps, description, errors })
     }
 
     /// Whether the adapter is a CPU rasteriser (lavapipe): the renderer then trades a little

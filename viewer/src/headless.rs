@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use crate::camera::{Camera, CameraPose};
 use crate::error::ViewerError;
-use crate::flypath::{self, FlyStats};
+use crate::flypath::{self, FlyStats, FrameRecord, StartupTimes, StillStats};
 use crate::gpu::Gpu;
 use crate::hud_text::{hud_lines, HudInfo};
 use crate::passes::hud::HudLine;
@@ -36,6 +36,8 @@ pub struct HeadlessOptions {
     /// Longest wait for a still view to finish streaming.
     pub timeout: Duration,
     pub edge_wireframe: bool,
+    /// When the process started (`--stats` reports start-up milestones from it).
+    pub launched: Instant,
 }
 
 /// The colour format of headless targets (RGBA8 so readback needs no swizzle).
@@ -46,9 +48,23 @@ struct Offscreen {
     session: Session,
     target: wgpu::Texture,
     view: wgpu::TextureView,
+    startup: StartupTimes,
+}
+
+fn since(launched: Instant) -> f64 {
+    launched.elapsed().as_secs_f64() * 1e3
 }
 
 impl Offscreen {
+    /// Records the first frame without holes (call after the frame's GPU work finished).
+    fn note_complete(&mut self, o: &HeadlessOptions, report: FrameReport) {
+        if self.startup.first_complete_frame_ms.is_none() && self.session.complete() {
+            self.startup.first_complete_frame_ms = Some(since(o.launched));
+            self.startup.first_complete_triangles = report.drawn_triangles;
+            self.startup.first_complete_tiles = report.drawn_tiles;
+        }
+    }
+
     fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport) -> FrameReport {
         let hud = if o.hud { self.hud(o, camera, frame_ms, last) } else { Vec::new() };
         let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None };
@@ -94,17 +110,31 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
         // view needs, which is what "complete" waits for.
         config.prefetch = false;
     }
+    let mut startup = StartupTimes::default();
     let streamer = open_streamer(&o.bake_dir, config, &o.withhold)?;
+    startup.streamer_ms = since(o.launched);
     let world = world_info(&streamer);
     let gpu = Gpu::headless()?;
     gpu.check_size(o.size)?;
-    let renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.edge_wireframe);
+    startup.device_ms = since(o.launched);
+    // With the mode's pipelines: the first frame would otherwise carry their compile.
+    let mut renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.mode, o.edge_wireframe);
+    if o.stats.is_some() && path.is_some() {
+        renderer.enable_gpu_timing(&gpu);
+    }
     let target = offscreen_target(&gpu.device, FORMAT, o.size);
     let view = target.create_view(&wgpu::TextureViewDescriptor::default());
-    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view };
+    startup.renderer_ms = since(o.launched);
+    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view, startup };
     match path {
         Some(points) => fly(&mut off, o, &points)?,
-        None => still(&mut off, o)?,
+        None => {
+            still(&mut off, o)?;
+            if let Some(path) = &o.stats {
+                let stats = StillStats { startup: off.startup, size: o.size, mode: o.mode.name().to_string(), adapter: off.gpu.description.clone() };
+                flypath::write_json(&stats, path)?;
+            }
+        }
     }
     if let Some(shot) = &o.screenshot {
         save_png(&read_rgba(&off.gpu, &off.target)?, shot)?;
@@ -118,10 +148,19 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
         Some(p) => Camera::from_pose(p, w.min, w.max),
         None => Camera::overview(w.min, w.max),
     };
+    // With --stats, the first frame without holes is drawn (and timed) as soon as the coarse tiles
+    // covering the view are resident, as a window would show it; the capture still waits for the
+    // final picture. Without --stats only the final frame is drawn.
+    let measure_first = o.stats.is_some();
     let start = Instant::now();
     loop {
         let u = off.session.update(&off.gpu.device, &camera, o.size, Vec3::ZERO);
         report_errors(&u.new_errors);
+        if measure_first && off.startup.first_complete_frame_ms.is_none() && off.session.complete() {
+            let report = off.frame(o, &camera, 0.0, FrameReport::default());
+            off.gpu.wait_idle()?;
+            off.note_complete(o, report);
+        }
         if off.session.settled() {
             break;
         }
@@ -130,12 +169,18 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
             return Err(ViewerError::Incomplete { seconds: o.timeout.as_secs_f64(), building: off.session.streamer.stats().building });
         }
         // Block until the loads queued by this update are decoded (no polling, no timing luck),
-        // then update again to upload them; the per-frame upload cap may need a few rounds.
-        off.session.streamer.wait_idle(left);
+        // then update again to upload them; the per-frame upload cap may need a few rounds. Before
+        // the first complete frame, only until the next load lands: the coarse tiles come first.
+        if measure_first && off.startup.first_complete_frame_ms.is_none() {
+            off.session.streamer.wait_progress(left);
+        } else {
+            off.session.streamer.wait_idle(left);
+        }
     }
     let t = Instant::now();
     let report = off.frame(o, &camera, 0.0, FrameReport::default());
     off.gpu.wait_idle()?;
+    off.startup.final_frame_ms = Some(since(o.launched));
     if o.hud {
         // Draw again so the HUD shows this frame's real time and counts.
         let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -148,6 +193,7 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
 fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) -> Result<(), ViewerError> {
     let w = off.session.world;
     let mut ms = Vec::with_capacity(points.len());
+    let mut records = Vec::with_capacity(points.len());
     let mut last = FrameReport::default();
     let (mut tiles, mut triangles) = (0u64, 0u64);
     for (i, p) in points.iter().enumerate() {
@@ -159,9 +205,30 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         // A frame is everything the viewer does for it: streaming step, uploads, render, GPU done.
         let start = Instant::now();
         let u = off.session.update(&off.gpu.device, &camera, o.size, velocity);
+        let encode = Instant::now();
         last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last);
+        let wait = Instant::now();
         off.gpu.wait_idle()?;
-        ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let end = Instant::now();
+        let total_ms = (end - start).as_secs_f64() * 1e3;
+        ms.push(total_ms);
+        off.note_complete(o, last);
+        // Read after the frame's timing stopped: the readback waits on the GPU itself.
+        let gpu = off.session.renderer.pass_times(&off.gpu)?.unwrap_or_default();
+        records.push(FrameRecord {
+            frame: i,
+            total_ms,
+            stream_ms: u.stream_ms,
+            upload_ms: u.upload_ms,
+            encode_ms: (wait - encode).as_secs_f64() * 1e3,
+            wait_ms: (end - wait).as_secs_f64() * 1e3,
+            gpu_shadow_ms: gpu.shadow_ms,
+            gpu_main_ms: gpu.main_ms,
+            uploads: u.uploads,
+            upload_bytes: u.upload_bytes,
+            drawn_triangles: last.drawn_triangles,
+            shadow_rendered: last.shadow_rendered,
+        });
         tiles += last.drawn_tiles as u64;
         triangles += last.drawn_triangles;
         report_errors(&u.new_errors);
@@ -172,6 +239,11 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
     let stats = FlyStats {
         frames: ms.len(),
         frame_ms: q,
+        phases: flypath::PhaseStats::of(&records),
+        slowest_frames: flypath::slowest(&records, 8),
+        over_3x_median: flypath::over_median(&ms, 3.0),
+        shadow_map_renders: records.iter().filter(|r| r.shadow_rendered).count(),
+        startup: off.startup,
         hitches: flypath::hitches(&ms),
         hitch_threshold_ms: 2.0 * q.p50,
         tiles_streamed: s.tiles_streamed,
@@ -188,8 +260,8 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         stats.write(path)?;
     }
     eprintln!(
-        "kiln-view: {} frames: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {} hitches; {} tiles streamed",
-        stats.frames, q.p50, q.p90, q.p99, q.max, stats.hitches, stats.tiles_streamed
+        "kiln-view: {} frames: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {} hitches, {} over 3x the median; {} tiles streamed",
+        stats.frames, q.p50, q.p90, q.p99, q.max, stats.hitches, stats.over_3x_median, stats.tiles_streamed
     );
     Ok(())
 }

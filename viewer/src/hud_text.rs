@@ -139,7 +139,7 @@ mod tests {
             frame_ms: 4.0,
             stats: StreamStats { visible: 3, building: 1, resident_bytes: 3 << 20, ..Default::default() },
             budget_bytes: 512 << 20,
-            drawn: FrameReport { drawn_tiles: 3, drawn_triangles: 12_345, culled: 2, missing: 0 },
+            drawn: FrameReport { drawn_tiles: 3, drawn_triangles: 12_345, culled: 2, ..Default::default() },
             camera,
             speed: 5.0,
             cursor: Some((Some(TileKey { level: 1, x: 2, y: 3 }), node, None)),

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::time::Instant;
 
 use glam::Vec3;
 
@@ -34,10 +35,14 @@ pub fn world_info(streamer: &Streamer) -> WorldInfo {
 }
 
 /// What one [`Session::update`] did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Update {
     pub uploads: usize,
     pub upload_bytes: u64,
+    /// CPU time of the streaming step (LOD cut, residency, queueing loads).
+    pub stream_ms: f64,
+    /// CPU time of evictions and uploads (buffer creation and copies).
+    pub upload_ms: f64,
     /// Tile errors not reported before (streamer load failures and tiles the renderer refused).
     pub new_errors: Vec<String>,
 }
@@ -65,10 +70,14 @@ impl Session {
     /// One streaming step for `camera` on a `size` viewport moving at `velocity`: evictions,
     /// uploads, and the new draw list.
     pub fn update(&mut self, device: &wgpu::Device, camera: &Camera, size: [u32; 2], velocity: Vec3) -> Update {
+        let start = Instant::now();
         let plan = self.streamer.update(&camera.stream_view(size, velocity));
+        let stream_ms = start.elapsed().as_secs_f64() * 1e3;
         let upload_bytes = plan.uploads.iter().map(|t| t.gpu_bytes()).sum();
         let uploads = plan.uploads.len();
+        let start = Instant::now();
         let refused = self.renderer.apply(device, plan.uploads, &plan.evict);
+        let upload_ms = start.elapsed().as_secs_f64() * 1e3;
         self.draw = plan.draw;
         let mut new_errors = Vec::new();
         for e in plan.errors.into_iter().chain(refused) {
@@ -78,7 +87,7 @@ impl Session {
                 new_errors.push(e);
             }
         }
-        Update { uploads, upload_bytes, new_errors }
+        Update { uploads, upload_bytes, stream_ms, upload_ms, new_errors }
     }
 
     /// Renders the last update's draw list into `target`.
@@ -91,7 +100,14 @@ impl Session {
         &self.draw
     }
 
-    /// Whether the picture is complete for the last camera: every tile the view needs that can
+    /// Whether the last update's draw list leaves no hole: every selected tile is drawn itself or
+    /// through a resident ancestor (a coarser stand-in). The first such frame is the "first
+    /// complete frame" of `--stats`.
+    pub fn complete(&self) -> bool {
+        self.streamer.stats().uncovered == 0
+    }
+
+    /// Whether the picture is final for the last camera: every tile the view needs that can
     /// still arrive has been uploaded (the streamer's own criterion).
     pub fn settled(&self) -> bool {
         self.streamer.settled()

@@ -193,7 +193,7 @@ impl Running {
         }
         config.present_mode = wgpu::PresentMode::Fifo;
         surface.configure(&gpu.device, &config);
-        let renderer = Renderer::new(&gpu, config.format, [config.width, config.height], world, o.edge_wireframe);
+        let renderer = Renderer::new(&gpu, config.format, [config.width, config.height], world, o.mode, o.edge_wireframe);
         let camera = match o.camera {
             Some(p) => Camera::from_pose(p, world.min, world.max),
             None => Camera::overview(world.min, world.max),

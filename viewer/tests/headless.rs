@@ -210,6 +210,37 @@ fn fly_replay_writes_frame_time_statistics() {
     assert!(v["tiles_streamed"].as_u64().unwrap() > 0 && v["bytes_uploaded"].as_u64().unwrap() > 0);
     assert!(v["peak_resident_bytes"].as_u64().unwrap() > 0);
     assert!(v["hitches"].as_u64().unwrap() < 12);
+    // The phases account for the frame: CPU phases never exceed the frame they are part of.
+    let slowest = v["slowest_frames"].as_array().unwrap();
+    assert!(!slowest.is_empty() && slowest.len() <= 8);
+    for r in slowest {
+        let g = |k: &str| r[k].as_f64().unwrap();
+        let parts = g("stream_ms") + g("upload_ms") + g("encode_ms") + g("wait_ms");
+        assert!(parts <= g("total_ms") + 1e-6 && parts > 0.5 * g("total_ms"), "phases {parts} of a {} ms frame: {r}", g("total_ms"));
+    }
+    assert_eq!(slowest[0]["total_ms"].as_f64().unwrap(), f("max"), "the slowest frame comes first");
+    let s = &v["startup"];
+    let first = s["first_complete_frame_ms"].as_f64().expect("the flight reaches a frame without holes");
+    assert!(s["device_ms"].as_f64().unwrap() <= s["renderer_ms"].as_f64().unwrap() && s["renderer_ms"].as_f64().unwrap() <= first, "{s}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("12 frames"), "a one-line summary on stderr: {err}");
+}
+
+#[test]
+fn still_stats_report_the_first_complete_frame_before_the_final_one() {
+    let dir = scratch("still-stats");
+    let stats = dir.join("stats.json");
+    let pose = CameraPose { position: Vec3::new(-10.0, -10.0, 40.0), yaw_deg: 45.0, pitch_deg: -30.0 };
+    let stats_arg = stats.to_str().unwrap();
+    let (out, shot) = headless(world(), "still-stats", SIZE, pose, &["--stats", stats_arg, FINE[0], FINE[1]]);
+    assert_ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let s = &v["startup"];
+    let ms = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {s}"));
+    assert!(ms("streamer_ms") <= ms("device_ms") && ms("device_ms") <= ms("renderer_ms"), "{s}");
+    assert!(ms("renderer_ms") <= ms("first_complete_frame_ms") && ms("first_complete_frame_ms") <= ms("final_frame_ms"), "{s}");
+    assert!(s["first_complete_tiles"].as_u64().unwrap() >= 1, "the first complete frame draws the coarse tiles: {s}");
+    // The capture itself is the final picture: identical to a run without --stats.
+    let plain = render("still-stats-plain", pose, &FINE);
+    assert!(shot.unwrap() == plain, "--stats must not change the screenshot");
 }

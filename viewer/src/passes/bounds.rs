@@ -43,23 +43,30 @@ pub fn box_vertices(b: &BoxLines) -> [LineVertex; 24] {
     out
 }
 
-/// The line pipeline and this frame's vertices.
+/// The line pipeline (built on first use: only the bounds mode draws it, and a pipeline compile
+/// costs start-up time) and this frame's vertices.
 pub struct BoundsPass {
-    pipeline: wgpu::RenderPipeline,
+    frame_layout: wgpu::BindGroupLayout,
+    color: wgpu::TextureFormat,
+    pipeline: Option<wgpu::RenderPipeline>,
     vertices: StreamBuffer,
 }
 
 impl BoundsPass {
-    /// Builds the pipeline for colour format `color`.
-    pub fn new(device: &wgpu::Device, layouts: &Layouts, color: wgpu::TextureFormat) -> Self {
+    /// A pass for colour format `color`; nothing is compiled yet.
+    pub fn new(layouts: &Layouts, color: wgpu::TextureFormat) -> Self {
+        BoundsPass { frame_layout: layouts.frame.clone(), color, pipeline: None, vertices: StreamBuffer::new("tile bounds") }
+    }
+
+    fn build(device: &wgpu::Device, frame_layout: &wgpu::BindGroupLayout, color: wgpu::TextureFormat) -> wgpu::RenderPipeline {
         let module = shader(device, "lines", include_str!("../shaders/lines.wgsl"));
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("lines"),
-            bind_group_layouts: &[Some(&layouts.frame)],
+            bind_group_layouts: &[Some(frame_layout)],
             immediate_size: 0,
         });
         const ATTRS: [wgpu::VertexAttribute; 2] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Unorm8x4];
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("lines"),
             layout: Some(&layout),
             vertex: wgpu::VertexState {
@@ -83,20 +90,22 @@ impl BoundsPass {
             }),
             multiview_mask: None,
             cache: None,
-        });
-        BoundsPass { pipeline, vertices: StreamBuffer::new("tile bounds") }
+        })
     }
 
-    /// Uploads this frame's boxes.
+    /// Uploads this frame's boxes (building the pipeline the first time).
     pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, boxes: &[BoxLines]) {
+        if self.pipeline.is_none() {
+            self.pipeline = Some(Self::build(device, &self.frame_layout, self.color));
+        }
         let verts: Vec<LineVertex> = boxes.iter().flat_map(box_vertices).collect();
         self.vertices.write(device, queue, &verts);
     }
 
     /// Draws the prepared boxes.
     pub fn record(&self, pass: &mut wgpu::RenderPass<'_>, frame: &wgpu::BindGroup) {
-        if let Some(buf) = self.vertices.get() {
-            pass.set_pipeline(&self.pipeline);
+        if let (Some(buf), Some(pipeline)) = (self.vertices.get(), &self.pipeline) {
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, frame, &[]);
             pass.set_vertex_buffer(0, buf.slice(..));
             pass.draw(0..self.vertices.len, 0..1);

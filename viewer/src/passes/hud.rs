@@ -76,17 +76,30 @@ pub fn layout(lines: &[HudLine], scale: f32) -> Vec<HudVertex> {
     out
 }
 
-/// The font atlas, pipeline and this frame's text.
-pub struct HudPass {
+/// The HUD's GPU objects, made the first time there is text to draw: a run without a HUD (most
+/// headless ones) never compiles its pipeline, and a window's first frame does not wait for it
+/// before the terrain is up.
+struct HudGpu {
     pipeline: wgpu::RenderPipeline,
     group: wgpu::BindGroup,
     screen: wgpu::Buffer,
+}
+
+/// The font atlas, pipeline and this frame's text.
+pub struct HudPass {
+    color: wgpu::TextureFormat,
+    gpu: Option<HudGpu>,
     vertices: StreamBuffer,
 }
 
 impl HudPass {
-    /// Uploads the atlas and builds the pipeline for colour format `color`.
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, color: wgpu::TextureFormat) -> Self {
+    /// A HUD for colour format `color`; nothing is created until [`HudPass::prepare`] gets text.
+    pub fn new(color: wgpu::TextureFormat) -> Self {
+        HudPass { color, gpu: None, vertices: StreamBuffer::new("hud text") }
+    }
+
+    /// Uploads the atlas and builds the pipeline.
+    fn build(device: &wgpu::Device, queue: &wgpu::Queue, color: wgpu::TextureFormat) -> HudGpu {
         let size = wgpu::Extent3d { width: font::COLUMNS * CELL, height: font::ROWS * CELL, depth_or_array_layers: 1 };
         let atlas = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("font atlas"),
@@ -187,19 +200,24 @@ impl HudPass {
             multiview_mask: None,
             cache: None,
         });
-        HudPass { pipeline, group, screen, vertices: StreamBuffer::new("hud text") }
+        HudGpu { pipeline, group, screen }
     }
 
     /// Lays out and uploads `lines` for a `viewport`-sized target.
     pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, lines: &[HudLine], viewport: [u32; 2]) {
-        let (w, h) = (viewport[0].max(1) as f32, viewport[1].max(1) as f32);
-        queue.write_buffer(&self.screen, 0, bytemuck::cast_slice(&[w, h, 1.0 / w, 1.0 / h]));
         self.vertices.write(device, queue, &layout(lines, text_scale(viewport)));
+        if self.vertices.get().is_none() {
+            return;
+        }
+        let color = self.color;
+        let gpu = self.gpu.get_or_insert_with(|| Self::build(device, queue, color));
+        let (w, h) = (viewport[0].max(1) as f32, viewport[1].max(1) as f32);
+        queue.write_buffer(&gpu.screen, 0, bytemuck::cast_slice(&[w, h, 1.0 / w, 1.0 / h]));
     }
 
     /// Draws the prepared text into `target` (loaded, not cleared).
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView) {
-        let Some(buf) = self.vertices.get() else { return };
+        let (Some(buf), Some(gpu)) = (self.vertices.get(), &self.gpu) else { return };
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("hud"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -213,8 +231,8 @@ impl HudPass {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.group, &[]);
+        pass.set_pipeline(&gpu.pipeline);
+        pass.set_bind_group(0, &gpu.group, &[]);
         pass.set_vertex_buffer(0, buf.slice(..));
         pass.draw(0..self.vertices.len, 0..1);
     }

@@ -6,11 +6,13 @@
 //! 3. [`hud`]: text over the finished colour (its own pass, no depth).
 //!
 //! Bind groups are shared: group 0 = frame uniforms, group 1 = per-tile uniforms (dynamic offset),
-//! group 2 = the shadow map (terrain only, so the shadow pass can write it).
+//! group 2 = the shadow map and the material noise texture ([`noise`]) (terrain only, so the
+//! shadow pass can write the map).
 
 pub mod bounds;
 pub mod font;
 pub mod hud;
+pub mod noise;
 pub mod shadow;
 pub mod sky;
 pub mod terrain;
@@ -33,7 +35,8 @@ pub struct DrawItem<'a> {
 pub struct Layouts {
     pub frame: wgpu::BindGroupLayout,
     pub tile: wgpu::BindGroupLayout,
-    pub shadow: wgpu::BindGroupLayout,
+    /// Group 2 of the terrain pass: shadow map + comparison sampler, material noise + sampler.
+    pub surface: wgpu::BindGroupLayout,
 }
 
 impl Layouts {
@@ -57,8 +60,8 @@ impl Layouts {
             label: Some("tile"),
             entries: &[uniform(true, std::mem::size_of::<TileUniforms>())],
         });
-        let shadow = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("shadow map"),
+        let surface = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("shadow map and material noise"),
             entries: &[
                 wgpu::BindGroupLayoutEntry {
                     binding: 0,
@@ -76,9 +79,25 @@ impl Layouts {
                     ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
                     count: None,
                 },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
             ],
         });
-        Layouts { frame, tile, shadow }
+        Layouts { frame, tile, surface }
     }
 }
 

@@ -1,7 +1,12 @@
 //! Terrain pass: the drawn tiles, lit or in an inspection mode, and the wireframe overlay.
 //!
-//! Culling is off: skirts come double-sided, and caves are seen from inside. Skirt triangles are in
-//! the same index buffer after the surface's and are drawn with it.
+//! Back faces are culled: the surface faces the air, where the camera is, so its back faces are
+//! hidden behind its front faces and only cost the rasteriser (the H200's frame is bound by its
+//! geometry stages, not its pixels). Skirt triangles, after the surface's in the same index buffer,
+//! hang into the cracks between levels and must show from either side: the loader gives each a
+//! reversed copy (`renderer::vertex_cache::double_side`), so one culling
+//! pipeline draws a whole tile in one call (a second, double-sided pipeline would also be a second
+//! JIT compile of the lit shader before lavapipe's first frame).
 
 use super::{depth_state, scene_targets, shader, DrawItem, Layouts};
 use crate::renderer::tiles;
@@ -18,13 +23,14 @@ pub enum WireMethod {
 /// Number of fill variants (`ViewMode::shader_index` values).
 const MODES: usize = 6;
 
-/// The terrain pipelines: one fill pipeline per view mode (built on first use) and the wireframe.
+/// The terrain pipelines: fill pipelines per view mode and the wireframe, each built on first use
+/// (a compile is start-up time: LLVM on lavapipe, the driver's compiler on a GPU).
 pub struct TerrainPass {
     module: wgpu::ShaderModule,
     layout: wgpu::PipelineLayout,
     color: wgpu::TextureFormat,
     fill: [Option<wgpu::RenderPipeline>; MODES],
-    wire: wgpu::RenderPipeline,
+    wire: Option<wgpu::RenderPipeline>,
     /// How [`TerrainPass::record_wire`] draws.
     pub wire_method: WireMethod,
 }
@@ -58,27 +64,31 @@ fn pipeline(
 }
 
 impl TerrainPass {
-    /// Compiles the shader and builds the wireframe pipeline for colour format `color`.
+    /// Compiles the shader module for colour format `color`; pipelines come with [`TerrainPass::prepare`].
     pub fn new(device: &wgpu::Device, layouts: &Layouts, color: wgpu::TextureFormat, wire_method: WireMethod) -> Self {
         let module = shader(device, "terrain", include_str!("../shaders/terrain.wgsl"));
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain"),
-            bind_group_layouts: &[Some(&layouts.frame), Some(&layouts.tile), Some(&layouts.shadow)],
+            bind_group_layouts: &[Some(&layouts.frame), Some(&layouts.tile), Some(&layouts.surface)],
             immediate_size: 0,
         });
-        let wire_primitive = match wire_method {
-            WireMethod::PolygonLine => wgpu::PrimitiveState { cull_mode: None, polygon_mode: wgpu::PolygonMode::Line, ..Default::default() },
-            WireMethod::EdgeList => wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
-        };
-        let wire = pipeline(device, (&module, &layout, color), "terrain wireframe", ("vs_wire", "fs_wire"), &[], wire_primitive, false);
-        TerrainPass { module, layout, color, fill: Default::default(), wire, wire_method }
+        TerrainPass { module, layout, color, fill: Default::default(), wire: None, wire_method }
     }
 
-    /// Builds the fill pipeline of `mode` (`ViewMode::shader_index`) if it does not exist yet.
-    pub fn prepare(&mut self, device: &wgpu::Device, mode: u32) {
+    /// Builds the fill pipeline of `mode` (`ViewMode::shader_index`), and the wireframe pipeline
+    /// when `wire`, if they do not exist yet.
+    pub fn prepare(&mut self, device: &wgpu::Device, mode: u32, wire: bool) {
+        if wire && self.wire.is_none() {
+            let primitive = match self.wire_method {
+                WireMethod::PolygonLine => wgpu::PrimitiveState { cull_mode: None, polygon_mode: wgpu::PolygonMode::Line, ..Default::default() },
+                WireMethod::EdgeList => wgpu::PrimitiveState { topology: wgpu::PrimitiveTopology::LineList, ..Default::default() },
+            };
+            let parts = (&self.module, &self.layout, self.color);
+            self.wire = Some(pipeline(device, parts, "terrain wireframe", ("vs_wire", "fs_wire"), &[], primitive, false));
+        }
         let slot = &mut self.fill[(mode as usize).min(MODES - 1)];
         if slot.is_none() {
-            let primitive = wgpu::PrimitiveState { cull_mode: None, ..Default::default() };
+            let primitive = wgpu::PrimitiveState { front_face: wgpu::FrontFace::Ccw, cull_mode: Some(wgpu::Face::Back), ..Default::default() };
             let label = format!("terrain mode {mode}");
             *slot = Some(pipeline(device, (&self.module, &self.layout, self.color), &label, ("vs_terrain", "fs_terrain"), &[("MODE", mode as f64)], primitive, true));
         }
@@ -99,9 +109,10 @@ impl TerrainPass {
         }
     }
 
-    /// Draws the triangle edges of `items` over the filled terrain.
+    /// Draws the triangle edges of `items` over the filled terrain (prepared with `wire`).
     pub fn record_wire(&self, pass: &mut wgpu::RenderPass<'_>, groups: [&wgpu::BindGroup; 3], items: &[DrawItem<'_>]) {
-        pass.set_pipeline(&self.wire);
+        let Some(wire) = &self.wire else { return };
+        pass.set_pipeline(wire);
         pass.set_bind_group(0, groups[0], &[]);
         pass.set_bind_group(2, groups[2], &[]);
         for item in items {

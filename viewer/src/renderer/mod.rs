@@ -6,23 +6,28 @@
 //! [`Renderer::resize`].
 
 pub mod culling;
+pub mod gpu_timer;
 pub mod pick;
 pub mod shadow_fit;
 pub mod tiles;
 pub mod uniforms;
+pub mod vertex_cache;
 
 use glam::{Mat4, Vec3};
 
 use crate::camera::Camera;
+use crate::error::ViewerError;
 use crate::gpu::Gpu;
 use crate::passes::bounds::{BoundsPass, BoxLines};
 use crate::passes::hud::{HudLine, HudPass};
 use crate::passes::shadow::{ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
+use crate::passes::noise;
 use crate::passes::sky::SkyPass;
 use crate::passes::terrain::{TerrainPass, WireMethod};
 use crate::passes::{DrawItem, Layouts, DEPTH_FORMAT, ID_FORMAT};
 use crate::streaming::{DecodedTile, TileKey};
 use crate::view_mode::{lod_color, ViewMode};
+use gpu_timer::{GpuTimer, PassTimes, Span};
 use pick::PickReadback;
 use tiles::{GpuTile, TileStore};
 use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
@@ -59,6 +64,8 @@ pub struct FrameReport {
     pub culled: usize,
     /// Draw-list keys that were not resident (a streamer contract violation if non-zero).
     pub missing: usize,
+    /// The shadow map was redrawn (its casters or projection changed).
+    pub shadow_rendered: bool,
 }
 
 /// Owns every GPU resource of the view.
@@ -83,6 +90,8 @@ pub struct Renderer {
     pick: PickReadback,
     world: WorldInfo,
     lighting: Lighting,
+    /// Per-pass GPU times, when asked for ([`Renderer::enable_gpu_timing`]).
+    timer: Option<GpuTimer>,
 }
 
 fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size: [u32; 2], usage: wgpu::TextureUsages) -> wgpu::Texture {
@@ -128,10 +137,16 @@ fn tile_uniforms(device: &wgpu::Device, layouts: &Layouts, stride: u32, capacity
     (buffer, group)
 }
 
+/// A scoped thread's result, its panic passed on.
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 impl Renderer {
-    /// Creates the passes for colour format `color_format` and targets of `size` pixels.
+    /// Creates the passes for colour format `color_format` and targets of `size` pixels, with the
+    /// pipelines `mode` draws with (others are built when first used).
     /// `force_edge_wireframe` uses the line-list wireframe even where polygon-mode line exists.
-    pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, force_edge_wireframe: bool) -> Self {
+    pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, mode: ViewMode, force_edge_wireframe: bool) -> Self {
         let device = &gpu.device;
         let layouts = Layouts::new(device);
         let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -152,6 +167,17 @@ impl Renderer {
         let wire = if gpu.polygon_line && !force_edge_wireframe { WireMethod::PolygonLine } else { WireMethod::EdgeList };
         let size = [size[0].max(1), size[1].max(1)];
         let (depth, id) = depth_and_id(device, size);
+        let shadow_size = if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE };
+        // The first frame's pipelines compile side by side: a driver compiles each on the calling
+        // thread (cold, tens of milliseconds apiece on the H200's driver), and the noise texture is
+        // CPU work that needs none of them.
+        let (sky, shadow, terrain) = std::thread::scope(|s| {
+            let sky = s.spawn(|| SkyPass::new(device, &layouts, color_format));
+            let shadow = s.spawn(|| ShadowPass::new(device, &layouts, shadow_size, &noise::create(device, &gpu.queue)));
+            let mut terrain = TerrainPass::new(device, &layouts, color_format, wire);
+            terrain.prepare(device, mode.shader_index(), mode == ViewMode::Wireframe);
+            (join(sky), join(shadow), terrain)
+        });
         Renderer {
             color_format,
             size,
@@ -164,16 +190,28 @@ impl Renderer {
             depth,
             id,
             tiles: TileStore::default(),
-            sky: SkyPass::new(device, &layouts, color_format),
-            shadow: ShadowPass::new(device, &layouts, if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE }),
-            terrain: TerrainPass::new(device, &layouts, color_format, wire),
-            bounds: BoundsPass::new(device, &layouts, color_format),
-            hud: HudPass::new(device, &gpu.queue, color_format),
+            sky,
+            shadow,
+            terrain,
+            bounds: BoundsPass::new(&layouts, color_format),
+            hud: HudPass::new(color_format),
             pick: PickReadback::new(device),
             layouts,
             world,
             lighting: Lighting::default(),
+            timer: None,
         }
+    }
+
+    /// Times the shadow and main passes on the GPU from now on; false when the adapter cannot.
+    pub fn enable_gpu_timing(&mut self, gpu: &Gpu) -> bool {
+        self.timer = GpuTimer::new(gpu);
+        self.timer.is_some()
+    }
+
+    /// The GPU pass times of the last rendered frame (waits for it), when timing is enabled.
+    pub fn pass_times(&self, gpu: &Gpu) -> Result<Option<PassTimes>, ViewerError> {
+        self.timer.as_ref().map(|t| t.read(gpu)).transpose()
     }
 
     /// The colour format the passes were built for.
@@ -300,11 +338,16 @@ impl Renderer {
             self.bounds.prepare(device, queue, &boxes);
         }
         self.hud.prepare(device, queue, frame.hud, self.size);
-        self.terrain.prepare(device, frame.mode.shader_index());
+        self.terrain.prepare(device, frame.mode.shader_index(), frame.mode == ViewMode::Wireframe);
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
-        if lit {
-            self.shadow.encode(&mut encoder, &self.frame_group, &casters);
+        if let Some(t) = &mut self.timer {
+            t.begin_frame();
+        }
+        if lit && self.shadow.needs_render(&uniforms.light_view_proj, &casters) {
+            let ts = self.timer.as_mut().map(|t| t.pass_writes(Span::Shadow));
+            self.shadow.encode(&mut encoder, &self.frame_group, &casters, ts);
+            report.shadow_rendered = true;
         }
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -328,7 +371,7 @@ impl Renderer {
                     depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(0.0), store: wgpu::StoreOp::Discard }),
                     stencil_ops: None,
                 }),
-                timestamp_writes: None,
+                timestamp_writes: self.timer.as_mut().map(|t| t.pass_writes(Span::Main)),
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
@@ -346,6 +389,9 @@ impl Renderer {
         self.hud.encode(&mut encoder, target);
         if let Some(px) = frame.pick_px {
             self.pick.request(&mut encoder, &self.id.0, px);
+        }
+        if let Some(t) = &self.timer {
+            t.resolve(&mut encoder);
         }
         queue.submit([encoder.finish()]);
         self.pick.after_submit();

@@ -137,28 +137,22 @@ pub struct TileStore {
 }
 
 impl TileStore {
-    /// Checks `tile` and uploads it (replacing an older copy). A malformed tile is refused with a
-    /// message instead of reaching the GPU: out-of-range indices would read garbage.
+    /// Uploads `tile` (replacing an older copy). The loader checked its indices; the few cheap
+    /// invariants left are checked again here, because a malformed tile must be refused with a
+    /// message rather than reach the GPU.
     pub fn upload(&mut self, device: &wgpu::Device, tile: &DecodedTile, build_edges: bool) -> Result<(), String> {
         let k = tile.key;
         let name = format!("tile L{} ({},{})", k.level, k.x, k.y);
-        let n = tile.positions.len();
-        if tile.normals.len() != n || tile.ao.len() != n || tile.vertex_count as usize != n {
-            return Err(format!("{name}: {n} positions, {} normals, {} AO values, vertex_count {}", tile.normals.len(), tile.ao.len(), tile.vertex_count));
+        let n = tile.vertices.len();
+        if tile.vertex_count as usize != n {
+            return Err(format!("{name}: {n} vertices, vertex_count {}", tile.vertex_count));
         }
-        if !tile.indices.len().is_multiple_of(3) || tile.main_index_count as usize > tile.indices.len() {
+        if tile.indices.is_empty() || !tile.indices.len().is_multiple_of(3) || !tile.main_index_count.is_multiple_of(3) || tile.main_index_count as usize > tile.indices.len() {
             return Err(format!("{name}: {} indices ({} main) are not whole triangles", tile.indices.len(), tile.main_index_count));
         }
-        if let Some(bad) = tile.indices.iter().find(|&&i| i as usize >= n) {
-            return Err(format!("{name}: index {bad} out of range for {n} vertices"));
-        }
-        if tile.indices.is_empty() {
-            return Err(format!("{name}: no triangles"));
-        }
-        let verts = pack_vertices(&tile.positions, &tile.normals, &tile.ao, tile.irradiance.as_deref());
         let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(&name),
-            contents: bytemuck::cast_slice(&verts),
+            contents: bytemuck::cast_slice(&tile.vertices),
             usage: wgpu::BufferUsages::VERTEX,
         });
         let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

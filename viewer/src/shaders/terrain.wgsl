@@ -1,5 +1,5 @@
 // Terrain pass: baked AO (and irradiance when present), sun with a PCF shadow map, triplanar
-// procedural materials by slope and height, distance fog, and the inspection view modes.
+// noise-textured materials by slope and height, distance fog, and the inspection view modes.
 
 // The view mode (`ViewMode::shader_index`), fixed per pipeline: each mode gets a pipeline compiled
 // with only its own code. A run-time switch made even the cheap modes pay for the lit path's
@@ -16,6 +16,8 @@ struct Tile {
 @group(1) @binding(0) var<uniform> tile: Tile;
 @group(2) @binding(0) var shadow_map: texture_depth_2d;
 @group(2) @binding(1) var shadow_sampler: sampler_comparison;
+@group(2) @binding(2) var noise_tex: texture_2d<f32>;
+@group(2) @binding(3) var noise_sampler: sampler;
 
 struct VertexIn {
     @location(0) position: vec3<f32>,
@@ -57,70 +59,39 @@ fn vs_wire(v: VertexIn) -> TerrainVary {
     return o;
 }
 
-// ---- procedural noise -------------------------------------------------------------------------
+// ---- material noise ---------------------------------------------------------------------------
 
-// Integer hash of a lattice point to [0, 1): stable for negative coordinates and far from the origin
-// (no sin() hash, whose precision varies between GPUs).
-fn hash2(p: vec2<i32>) -> f32 {
-    var h = bitcast<u32>(p.x) * 0x8da6b343u ^ bitcast<u32>(p.y) * 0xd8163841u;
-    h = (h ^ (h >> 16u)) * 0x7feb352du;
-    h = (h ^ (h >> 15u)) * 0x846ca68bu;
-    h = h ^ (h >> 16u);
-    return f32(h >> 8u) * (1.0 / 16777216.0);
+// A tileable fractal value-noise texture made on the CPU at start-up (`passes::noise`): r = coarse
+// (4 octaves), g = fine (2 octaves of an independent lattice at 8× the frequency). One filtered
+// read per projection plane replaces dozens of hash lookups of procedural fBm; the mipmaps fade
+// octaves finer than a pixel to their mean.
+const NOISE_CELLS: f32 = 16.0;   // first-octave lattice cells across the texture (noise::CELLS)
+
+// Coarse and fine noise at `p`, in first-octave lattice units. Implicit derivatives (so only from
+// uniform control flow): the hardware's own footprint, and on lavapipe one mip selection per 2×2
+// quad instead of a per-pixel explicit-LOD path.
+fn plane_noise(p: vec2<f32>) -> vec2<f32> {
+    return textureSample(noise_tex, noise_sampler, p * (1.0 / NOISE_CELLS)).rg;
 }
 
-fn value_noise(p: vec2<f32>) -> f32 {
-    let i = vec2<i32>(floor(p));
-    let f = fract(p);
-    let u = f * f * f * (f * (f * 6.0 - 15.0) + 10.0);
-    let a = hash2(i);
-    let b = hash2(i + vec2<i32>(1, 0));
-    let c = hash2(i + vec2<i32>(0, 1));
-    let d = hash2(i + vec2<i32>(1, 1));
-    return mix(mix(a, b, u.x), mix(c, d, u.x), u.y);
-}
-
-// Fractal noise in [0, 1]. `footprint` is the pixel's size in units of `p`: octaves finer than a
-// pixel fade to their mean instead of aliasing into sparkle (and are skipped: cheaper far away).
-fn fbm(p: vec2<f32>, footprint: f32, octaves: i32) -> f32 {
-    var sum = 0.0;
-    var amp = 0.5;
-    var freq = 1.0;
-    var norm = 0.0;
-    for (var o = 0; o < octaves; o++) {
-        let fade = 1.0 - smoothstep(0.25, 0.6, freq * footprint);
-        if (fade <= 0.0) {
-            sum += amp * 0.5;
-        } else {
-            let n = value_noise(p * freq + vec2<f32>(f32(o) * 17.31, f32(o) * -9.73));
-            sum += amp * mix(0.5, n, fade);
-        }
-        norm += amp;
-        amp *= 0.5;
-        freq *= 2.03;
-    }
-    return sum / norm;
-}
-
-// Noise projected along the three axes and blended by the normal: no stretching on cliffs.
-fn triplanar(pos: vec3<f32>, n: vec3<f32>, footprint: f32, octaves: i32) -> f32 {
+// Noise projected along the three axes and blended by the normal: no stretching on cliffs. All
+// three planes are read: skipping a plane by its weight would be a non-uniform branch around
+// implicit-derivative sampling.
+fn triplanar(pos: vec3<f32>, n: vec3<f32>) -> vec2<f32> {
     var w = pow(abs(n), vec3<f32>(4.0));
     w /= (w.x + w.y + w.z);
-    var t = 0.0;
-    if (w.x > 0.02) { t += w.x * fbm(pos.yz, footprint, octaves); }
-    if (w.y > 0.02) { t += w.y * fbm(pos.xz, footprint, octaves); }
-    if (w.z > 0.02) { t += w.z * fbm(pos.xy, footprint, octaves); }
-    return t / max(select(0.0, w.x, w.x > 0.02) + select(0.0, w.y, w.y > 0.02) + select(0.0, w.z, w.z > 0.02), 1e-4);
+    return w.x * plane_noise(pos.yz) + w.y * plane_noise(pos.xz) + w.z * plane_noise(pos.xy);
 }
 
 // ---- materials and lighting -------------------------------------------------------------------
 
 // Rock on steep slopes, grass on flat ground, snow on flat ground above the snow line; the
 // boundaries are broken up by the same noise so they do not follow contour lines exactly.
-fn albedo(world: vec3<f32>, n: vec3<f32>, footprint: f32) -> vec3<f32> {
+fn albedo(world: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     let s = frame.world.z;
-    let coarse = triplanar(world * s, n, footprint * s, 4);
-    let fine = triplanar(world * s * 7.3, n, footprint * s * 7.3, 2);
+    let noise = triplanar(world * s, n);
+    let coarse = noise.x;
+    let fine = noise.y;
     let height = clamp((world.z - frame.world.x) / max(frame.world.y - frame.world.x, 1e-3), 0.0, 1.0);
 
     let strata = 0.5 + 0.5 * sin(world.z * s * 9.0 + coarse * 6.0);
@@ -162,8 +133,8 @@ fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
     return mix(c, sky_radiance(horizon), amount);
 }
 
-fn lit_color(v: TerrainVary, n: vec3<f32>, footprint: f32) -> vec3<f32> {
-    let base = albedo(v.world, n, footprint);
+fn lit_color(v: TerrainVary, n: vec3<f32>) -> vec3<f32> {
+    let base = albedo(v.world, n);
     let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n);
     var ambient: vec3<f32>;
     if (v.irradiance.w > 0.5) {
@@ -180,14 +151,10 @@ fn lit_color(v: TerrainVary, n: vec3<f32>, footprint: f32) -> vec3<f32> {
 }
 
 @fragment
-fn fs_terrain(v: TerrainVary, @builtin(front_facing) front: bool) -> SceneOut {
-    // Derivatives before any branch (uniform control flow): the pixel footprint in world units.
-    let footprint = length(fwidth(v.world));
-    var n = normalize(v.normal);
-    // Skirts and cave ceilings can be seen from behind; light them as the side we see.
-    if (dot(n, frame.camera_pos.xyz - v.world) < 0.0 && !front) {
-        n = -n;
-    }
+fn fs_terrain(v: TerrainVary) -> SceneOut {
+    // Back faces are culled (skirts come with a reversed copy): only the side the normal belongs to
+    // is ever shaded here.
+    let n = normalize(v.normal);
     var c: vec3<f32>;
     if (MODE == 1u) {
         c = vec3<f32>(v.ao);
@@ -198,9 +165,9 @@ fn fs_terrain(v: TerrainVary, @builtin(front_facing) front: bool) -> SceneOut {
     } else if (MODE == 4u) {
         c = tile.color.rgb * (0.45 + 0.55 * max(dot(n, frame.sun_dir.xyz), 0.0));
     } else if (MODE == 5u) {
-        c = lit_color(v, n, footprint) * 0.35;
+        c = lit_color(v, n) * 0.35;
     } else {
-        c = lit_color(v, n, footprint);
+        c = lit_color(v, n);
     }
     var o: SceneOut;
     o.color = vec4<f32>(c, 1.0);

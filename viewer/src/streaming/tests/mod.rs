@@ -40,7 +40,7 @@ impl Gpu {
             assert!(self.tiles.remove(k).is_some(), "evicting {k}, which is not resident");
         }
         for t in &plan.uploads {
-            assert_eq!(t.positions.len(), t.vertex_count as usize);
+            assert_eq!(t.vertices.len(), t.vertex_count as usize);
             assert!(self.tiles.insert(t.key, t.gpu_bytes()).is_none(), "uploading {} twice", t.key);
         }
         let draw: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
