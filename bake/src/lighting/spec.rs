@@ -42,7 +42,8 @@ pub struct LightingSpec {
     /// ids unique, in [0, 65535]. Default empty.
     pub materials: Vec<MaterialAlbedo>,
     /// `bounces`: diffuse reflections followed after the first hit, 0..=64, default 4. Paths
-    /// continue by Russian roulette on albedo, so this only truncates the tail.
+    /// continue by Russian roulette or splitting (see the module docs), so this only truncates the
+    /// tail.
     pub bounces: u32,
     /// `paths_per_area`: light paths traced per square world unit of surface, in (0, 1e6],
     /// default 3000. Bake time and noise scale with it (noise ∝ 1/√paths).
