@@ -8,7 +8,7 @@
 //!   from their shapes. Each source gets a share of `paths_per_area · surface area` paths in
 //!   proportion to its power. Photons bounce off Lambertian surfaces (cosine directions, at
 //!   most `bounces` reflections).
-//! - **Continuation: pilot and weight window.** A quarter of every source's paths (the pilot)
+//! - **Continuation: pilot and weight window.** An eighth of every source's paths (the pilot)
 //!   continue by Russian roulette on albedo. Their filtered result gives each vertex a target
 //!   photon weight, its brightness over the mean (clamped to [1/32, 1]); the other paths continue
 //!   through a weight window: a photon heavier than the target where it lands is split into
@@ -40,9 +40,9 @@
 //! The default world (1.65 M level-0 vertices, 3771 units² of surface), default spec: 11.3 M
 //! paths, 21.5 M rays, 27.4 s wall on two idle cores for the whole lighting stage. Against a bake
 //! with 16× the paths, the relative RMS error of per-vertex irradiance (ambient + lights) is
-//! 5.8 % over vertices brighter than 5 % of the mean, 3.3 % energy-weighted; most of it sits in
+//! 5.7 % over vertices brighter than 5 % of the mean, 3.3 % energy-weighted; most of it sits in
 //! dim cave interiors (15 % at 5–10 % of the mean brightness, 2.7 % above twice the mean). The
-//! weight window took the per-vertex error from 6.8 % to 5.8 % for 14 % more time (1.2× the
+//! weight window took the per-vertex error from 6.8 % to 5.7 % for 14 % more time (1.24× the
 //! efficiency of plain roulette). Cost grows linearly with `paths_per_area`, noise falls with
 //! its square root.
 
@@ -72,7 +72,7 @@ use transport::Scene;
 use volume::VolumeAccumulator;
 
 /// One path in this many (per source) is a pilot path; see [`bake_lighting`].
-const PILOT_DIVISOR: u64 = 4;
+const PILOT_DIVISOR: u64 = 8;
 
 /// Errors of the lighting bake.
 #[derive(Debug, thiserror::Error)]
