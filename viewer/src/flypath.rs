@@ -119,8 +119,10 @@ pub struct FrameRecord {
     pub uploads: usize,
     pub upload_bytes: u64,
     pub drawn_triangles: u64,
-    /// The shadow map was redrawn this frame.
+    /// A shadow pass ran this frame (a redraw or a part of one).
     pub shadow_rendered: bool,
+    /// Caster triangles it drew.
+    pub shadow_triangles: u64,
 }
 
 /// Percentiles of each [`FrameRecord`] phase over a run.
@@ -203,7 +205,7 @@ pub struct FlyStats {
     pub slowest_frames: Vec<FrameRecord>,
     /// Frames over three times the median (the hitch limit).
     pub over_3x_median: usize,
-    /// Frames that redrew the shadow map (the others reused it).
+    /// Frames that drew into a shadow map (a redraw or a part of one; the others reused the map).
     pub shadow_map_renders: usize,
     pub startup: StartupTimes,
     /// Frames over twice the median frame time.

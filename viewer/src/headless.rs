@@ -65,9 +65,10 @@ impl Offscreen {
         }
     }
 
-    fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport) -> FrameReport {
+    /// Draws one frame; `still` for a still picture (shadows of exactly this view, not a redraw spread over frames).
+    fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport, still: bool) -> FrameReport {
         let hud = if o.hud { self.hud(o, camera, frame_ms, last) } else { Vec::new() };
-        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None };
+        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None, still };
         self.session.render(&self.gpu, &self.view, &desc)
     }
 
@@ -157,7 +158,7 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
         let u = off.session.update(&off.gpu.device, &camera, o.size, Vec3::ZERO);
         report_errors(&u.new_errors);
         if measure_first && off.startup.first_complete_frame_ms.is_none() && off.session.complete() {
-            let report = off.frame(o, &camera, 0.0, FrameReport::default());
+            let report = off.frame(o, &camera, 0.0, FrameReport::default(), true);
             off.gpu.wait_idle()?;
             off.note_complete(o, report);
         }
@@ -178,13 +179,13 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
         }
     }
     let t = Instant::now();
-    let report = off.frame(o, &camera, 0.0, FrameReport::default());
+    let report = off.frame(o, &camera, 0.0, FrameReport::default(), true);
     off.gpu.wait_idle()?;
     off.startup.final_frame_ms = Some(since(o.launched));
     if o.hud {
         // Draw again so the HUD shows this frame's real time and counts.
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        off.frame(o, &camera, ms, report);
+        off.frame(o, &camera, ms, report, true);
         off.gpu.wait_idle()?;
     }
     off.gpu.take_error()
@@ -206,7 +207,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         let start = Instant::now();
         let u = off.session.update(&off.gpu.device, &camera, o.size, velocity);
         let encode = Instant::now();
-        last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last);
+        last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last, false);
         let wait = Instant::now();
         off.gpu.wait_idle()?;
         let end = Instant::now();
@@ -228,6 +229,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
             upload_bytes: u.upload_bytes,
             drawn_triangles: last.drawn_triangles,
             shadow_rendered: last.shadow_rendered,
+            shadow_triangles: last.shadow_triangles,
         });
         tiles += last.drawn_tiles as u64;
         triangles += last.drawn_triangles;

@@ -328,7 +328,7 @@ impl Running {
         // Captured: the tile at the screen centre (where the camera looks) is the one inspected.
         let pick_px = if self.captured { Some([size[0] / 2, size[1] / 2]) } else { pick_px };
         let camera = self.camera;
-        let desc = FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px };
+        let desc = FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px, still: false };
 
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
@@ -382,7 +382,8 @@ impl Running {
         let size = [self.config.width, self.config.height];
         let target = offscreen_target(&self.gpu.device, self.config.format, size);
         let view = target.create_view(&wgpu::TextureViewDescriptor::default());
-        self.session.render(&self.gpu, &view, desc);
+        // A picture to keep: its shadows must be those of this view, not a redraw still under way.
+        self.session.render(&self.gpu, &view, &FrameDesc { still: true, ..*desc });
         let img = read_rgba(&self.gpu, &target)?;
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         self.screenshots_taken += 1;

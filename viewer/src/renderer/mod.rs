@@ -52,6 +52,9 @@ pub struct FrameDesc<'a> {
     pub highlight: Option<TileKey>,
     /// Read the tile id at this pixel back (result later through [`Renderer::picked`]).
     pub pick_px: Option<[u32; 2]>,
+    /// A still picture: the shadow map must hold exactly this frame's casters. Otherwise its
+    /// redraws may be spread over frames ([`crate::passes::shadow`]).
+    pub still: bool,
 }
 
 /// What a frame drew.
@@ -64,9 +67,22 @@ pub struct FrameReport {
     pub culled: usize,
     /// Draw-list keys that were not resident (a streamer contract violation if non-zero).
     pub missing: usize,
-    /// The shadow map was redrawn (its casters or projection changed).
+    /// A shadow pass ran (a redraw, or part of one, because casters or projection changed).
     pub shadow_rendered: bool,
+    /// Caster triangles drawn into a shadow map.
+    pub shadow_triangles: u64,
 }
+
+/// Triangles per frame, main pass and shadow redraw together, up to which a shadow redraw is
+/// drawn in one frame; past it the redraw gets what is left, down to [`SHADOW_MIN_TRIANGLES`],
+/// and takes several frames. The geometry front end bounds the H200's frame (about 2 ms per
+/// million triangles and pass): a typical frame draws 1.2 M in its main pass and 1.1 M casters,
+/// so most redraws still take one frame, while the 3 M-triangle views of the opening stretch no
+/// longer add a full 4 ms shadow pass to a 5 ms main pass.
+pub const SHADOW_FRAME_TRIANGLES: u64 = 2_500_000;
+/// The least a frame draws of a shadow redraw under way, so that one finishes within a few frames
+/// however heavy the view (each caster is a whole tile, so a slice can exceed it by one tile).
+pub const SHADOW_MIN_TRIANGLES: u64 = 500_000;
 
 /// Owns every GPU resource of the view.
 pub struct Renderer {
@@ -293,8 +309,7 @@ impl Renderer {
     pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = matches!(frame.mode, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe);
-        let uniforms = self.frame_uniforms(frame.camera, lit);
-        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
+        let mut uniforms = self.frame_uniforms(frame.camera, lit);
         let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
         let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
 
@@ -344,11 +359,18 @@ impl Renderer {
         if let Some(t) = &mut self.timer {
             t.begin_frame();
         }
-        if lit && self.shadow.needs_render(&uniforms.light_view_proj, &casters) {
+        if lit && self.shadow.prepare(queue, &uniforms, &casters, frame.still) {
+            let budget = SHADOW_FRAME_TRIANGLES.saturating_sub(report.drawn_triangles).max(SHADOW_MIN_TRIANGLES);
             let ts = self.timer.as_mut().map(|t| t.pass_writes(Span::Shadow));
-            self.shadow.encode(&mut encoder, &self.frame_group, &casters, ts);
-            report.shadow_rendered = true;
+            let work = self.shadow.encode(&mut encoder, &self.tiles, (!frame.still).then_some(budget), ts);
+            report.shadow_rendered = work.ran;
+            report.shadow_triangles = work.triangles;
         }
+        // Shadows are sampled from the last complete map, through the projection it was drawn with.
+        let (shadow_group, shadow_proj) = self.shadow.sampled();
+        uniforms.light_view_proj = shadow_proj.filter(|_| lit).unwrap_or(Mat4::IDENTITY.to_cols_array_2d());
+        uniforms.params[2] = (lit && shadow_proj.is_some()) as u32;
+        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("main"),
@@ -375,7 +397,7 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            let groups = [&self.frame_group, &self.tile_group, &self.shadow.sample_group];
+            let groups = [&self.frame_group, &self.tile_group, shadow_group];
             self.terrain.record_fill(&mut pass, frame.mode.shader_index(), groups, &items);
             // Sky after the terrain, depth-tested at the far plane: only uncovered pixels pay for it.
             // Before the overlays, which write no depth and would otherwise be painted over.
