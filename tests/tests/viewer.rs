@@ -74,6 +74,26 @@ fn the_tiny_bake_shows_sky_above_and_terrain_below() {
     assert!(bottom < top - 15.0, "the bottom rows are terrain, not sky ({bottom:.1} vs {top:.1})");
 }
 
+#[test]
+fn the_lit_view_shows_shaded_textured_terrain() {
+    let img = shot("lit", SIDE, &["--mode", "lit"]);
+    let h = img.height();
+    let rows = h * 3 / 4..h;
+    let mean = mean_luma(&img, rows.clone());
+    // Neither black (a lost light term or binding) nor blown out (irradiance or sun added twice).
+    assert!(mean > 40.0 && mean < 230.0, "terrain luma {mean:.1}");
+    // Sun and shadow, slopes and the material noise vary the terrain; a flat fill would not.
+    let spread = (rows.flat_map(|y| (0..img.width()).map(move |x| (x, y)))
+        .map(|(x, y)| {
+            let p = img.get_pixel(x, y);
+            (0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64 - mean).powi(2)
+        })
+        .sum::<f64>()
+        / (img.width() * (h - h * 3 / 4)) as f64)
+        .sqrt();
+    assert!(spread > 8.0, "terrain is flat-shaded (luma spread {spread:.1})");
+}
+
 /// Luma of the grey (terrain) pixels in `rows`, sorted: the AO view draws terrain in grey, the sky in blue.
 fn grey_lumas(img: &image::RgbaImage, rows: std::ops::Range<u32>) -> Vec<f64> {
     let mut v: Vec<f64> = rows
