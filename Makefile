@@ -3,7 +3,7 @@ CARGO ?= cargo
 WORLD ?= worlds/ice_caves.toml
 OUT ?= out
 
-.PHONY: bake view test test-deps bench clean
+.PHONY: bake view test test-deps bench bench-view clean
 
 ## Bake the default world (or WORLD=worlds/x.toml) into $(OUT)/<name>/.
 bake:
@@ -32,6 +32,14 @@ bench:
 	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example ray_speed
 	$(CARGO) run --release -p kiln-bake --example lighting_accuracy -- $(WORLD)
+	$(MAKE) bench-view
+
+## Launch to first complete frame of the default world, here (software Vulkan without a GPU).
+## Frame times during a flight are measured on a GPU: see BENCHMARKS.md.
+bench-view: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
+	$(CARGO) build --release -p kiln-view
+	for i in 1 2 3; do target/release/kiln-view $(OUT)/$(basename $(notdir $(WORLD))) --headless --size 1920x1080 \
+		--camera 16,-4,6,90,-20 --screenshot target/bench-view.png --stats target/bench-view.json || exit 1; done
 
 clean:
 	$(CARGO) clean

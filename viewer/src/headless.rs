@@ -132,7 +132,18 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
         None => {
             still(&mut off, o)?;
             if let Some(path) = &o.stats {
-                let stats = StillStats { startup: off.startup, size: o.size, mode: o.mode.name().to_string(), adapter: off.gpu.description.clone() };
+                let s = off.startup;
+                let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0} ms"));
+                println!(
+                    "kiln-view: device {:.0} ms, renderer {:.0} ms, first complete frame {} ({} tiles, {} triangles), full detail {}",
+                    s.device_ms,
+                    s.renderer_ms,
+                    ms(s.first_complete_frame_ms),
+                    s.first_complete_tiles,
+                    s.first_complete_triangles,
+                    ms(s.final_frame_ms)
+                );
+                let stats = StillStats { startup: s, size: o.size, mode: o.mode.name().to_string(), adapter: off.gpu.description.clone() };
                 flypath::write_json(&stats, path)?;
             }
         }
