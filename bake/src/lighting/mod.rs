@@ -170,6 +170,7 @@ pub fn bake_lighting(
     bake_lighting_with(mesh, bounds, volume, spec, seed, Continuation::WeightWindow)
 }
 
+/// [`bake_lighting`] with the given way of continuing paths.
 pub(crate) fn bake_lighting_with(
     mesh: &SceneMesh,
     bounds: ([f32; 3], [f32; 3]),
