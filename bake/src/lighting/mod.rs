@@ -246,13 +246,7 @@ pub(crate) fn bake_lighting_with(
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
     let mut flights = transport::trace_all(&scene, None, &sources, &counts, &pilot, &mut power, &mut acc);
     if divisor > 1 {
-        let brightness: Vec<f32> = surface
-            .irradiance(&power, spec.smoothing)
-            .iter()
-            .map(|(a, l)| [0, 1, 2].map(|c| a[c] + l[c]))
-            .map(|e| 0.2126 * e[0] + 0.7152 * e[1] + 0.0722 * e[2])
-            .collect();
-        let importance = transport::Importance::from_brightness(&brightness);
+        let importance = transport::Importance::from_irradiance(&surface.irradiance(&power, spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
         flights += transport::trace_all(&scene, Some(&importance), &sources, &counts, &rest, &mut power, &mut acc);
     }

@@ -40,6 +40,23 @@ pub struct Layouts {
 }
 
 impl Layouts {
+    /// A frame-uniforms buffer with its group-0 bind group (the camera pass and each shadow map
+    /// have one).
+    pub fn frame_uniforms(&self, device: &wgpu::Device, label: &str) -> (wgpu::Buffer, wgpu::BindGroup) {
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: std::mem::size_of::<FrameUniforms>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout: &self.frame,
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: buffer.as_entire_binding() }],
+        });
+        (buffer, group)
+    }
+
     /// Creates the three layouts.
     pub fn new(device: &wgpu::Device) -> Self {
         let uniform = |dynamic: bool, size: usize| wgpu::BindGroupLayoutEntry {

@@ -129,17 +129,7 @@ fn map(device: &wgpu::Device, layouts: &Layouts, size: u32, sampler: &wgpu::Samp
             wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::Sampler(noise_sampler) },
         ],
     });
-    let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("shadow map uniforms"),
-        size: std::mem::size_of::<FrameUniforms>() as u64,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let uniform_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("shadow map uniforms"),
-        layout: &layouts.frame,
-        entries: &[wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() }],
-    });
+    let (uniforms, uniform_group) = layouts.frame_uniforms(device, "shadow map uniforms");
     Map { view, sample_group, uniforms, uniform_group, contents: None }
 }
 

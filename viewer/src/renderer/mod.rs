@@ -165,17 +165,7 @@ impl Renderer {
     pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, mode: ViewMode, force_edge_wireframe: bool) -> Self {
         let device = &gpu.device;
         let layouts = Layouts::new(device);
-        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("frame uniforms"),
-            size: std::mem::size_of::<FrameUniforms>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let frame_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("frame uniforms"),
-            layout: &layouts.frame,
-            entries: &[wgpu::BindGroupEntry { binding: 0, resource: frame_buffer.as_entire_binding() }],
-        });
+        let (frame_buffer, frame_group) = layouts.frame_uniforms(device, "frame uniforms");
         let align = device.limits().min_uniform_buffer_offset_alignment;
         let tile_stride = (std::mem::size_of::<TileUniforms>() as u32).div_ceil(align) * align;
         let tile_capacity = 256;
