@@ -11,6 +11,7 @@
 //! [`Hit::front`] says which side was struck (front = the side the counter-clockwise normal
 //! points to).
 
+use super::mem::huge_vec;
 use super::triangle::{RayPre, Tri};
 use super::LightingError;
 use glam::{Vec3A, Vec4};
@@ -151,15 +152,13 @@ impl Bvh {
         let bounds = root_bounds.boxes;
         let tree = build_node(&input, &mut ids, 0, 0, root_bounds);
 
-        let mut nodes = Vec::with_capacity(tri_count.max(1));
+        let mut nodes = huge_vec(tri_count.div_ceil(2).max(1));
         let root = flatten(&tree, &mut nodes);
-        let tris = ids
-            .iter()
-            .map(|&t| Tri {
-                v: [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]),
-                id: t,
-            })
-            .collect();
+        let mut tris = huge_vec(tri_count);
+        tris.extend(ids.iter().map(|&t| Tri {
+            v: [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]),
+            id: t,
+        }));
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
         Ok(Bvh { nodes, tris, root, lo, hi })
     }
@@ -238,7 +237,10 @@ impl Bvh {
         let tmin4 = Vec4::splat(ray.tmin);
         // Widened by a few ulps so rounding never culls a box the ray grazes.
         let widen = 1.0 + 4.0 * f32::EPSILON;
-        let mut stack = [0u32; STACK];
+        // Each entry keeps the distance at which the ray enters its box, so a node pushed before
+        // a nearer hit shrank `tmax` is dropped without fetching it (each fetch is a likely cache
+        // miss on a large mesh).
+        let mut stack = [(0u32, 0.0f32); STACK];
         let mut sp = 0usize;
         let mut cur = self.root;
         loop {
@@ -276,18 +278,24 @@ impl Bvh {
                         }
                     }
                     for h in hits[1..count].iter().rev() {
-                        stack[sp] = h.1;
+                        stack[sp] = (h.1, h.0);
                         sp += 1;
                     }
                     cur = hits[0].1;
                     continue;
                 }
             }
-            if sp == 0 {
-                return;
+            loop {
+                if sp == 0 {
+                    return;
+                }
+                sp -= 1;
+                let (node, enter) = stack[sp];
+                if enter <= *tmax * widen {
+                    cur = node;
+                    break;
+                }
             }
-            sp -= 1;
-            cur = stack[sp];
         }
     }
 }

@@ -47,6 +47,7 @@
 //! its square root.
 
 mod bvh;
+mod mem;
 mod rng;
 mod sources;
 pub mod spec;
@@ -225,8 +226,8 @@ pub(crate) fn bake_lighting_with(
     }
     let mut acc = VolumeAccumulator::new(*volume);
     let slot_ids: Vec<u32> = bvh.slot_ids().collect();
-    let slot_verts: Vec<[u32; 3]> =
-        slot_ids.par_iter().map(|&t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize])).collect();
+    let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
+    slot_verts.par_extend(slot_ids.par_iter().map(|&t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize])));
     let scene = Scene {
         bvh: &bvh,
         slot_verts: &slot_verts,
@@ -241,7 +242,8 @@ pub(crate) fn bake_lighting_with(
     // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
     // light goes; the rest follow a weight window built from it. Both shares carry the same
     // per-photon power, so together they are one unbiased estimate.
-    let mut power = vec![[0.0f32; 6]; surface.pos.len()];
+    let mut power = mem::huge_vec(surface.pos.len());
+    power.resize(surface.pos.len(), [0.0f32; 6]);
     let divisor = if continuation == Continuation::WeightWindow { PILOT_DIVISOR } else { 1 };
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
     let mut flights = transport::trace_all(&scene, None, &sources, &counts, &pilot, &mut power, &mut acc);

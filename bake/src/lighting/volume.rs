@@ -73,7 +73,9 @@ impl VolumeAccumulator {
     pub(crate) fn new(desc: VolumeDesc) -> Self {
         let n = desc.dims.iter().product::<usize>();
         let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
-        VolumeAccumulator { desc, cell, sums: vec![[0.0; 2 * BINS * 3]; n] }
+        let mut sums = super::mem::huge_vec(n);
+        sums.resize(n, [0.0; 2 * BINS * 3]);
+        VolumeAccumulator { desc, cell, sums }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
