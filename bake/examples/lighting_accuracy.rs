@@ -19,11 +19,13 @@
 //! Printed error: relative RMS of per-vertex luminance, `sqrt(mean(((e - r) / r)²))`, over the
 //! vertices whose reference luminance is above 5 % of the mean (relative error is meaningless for
 //! black vertices), for level 0 and for all levels; also the energy-weighted form
-//! `sqrt(Σ(e - r)² / Σr²)`.
+//! `sqrt(Σ(e - r)² / Σr²)`. The irradiance volume (`IRVL` of the level-0 tiles) gets the same
+//! relative RMS per cell and direction, for each layer: it is not part of the goal, but a change
+//! that trades volume noise for speed must show what it costs there.
 
 use kiln_bake::pipeline::{bake, world_hash, BakeOptions};
 use kiln_bake::world::{load_world, World};
-use kiln_formats::sections::{Manifest, VertexIrradiance};
+use kiln_formats::sections::{IrradianceGrid, Manifest, VertexIrradiance};
 use kiln_formats::Pack;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -63,6 +65,7 @@ fn main() {
     };
     let measured = read_irradiance(&report.out_dir);
     let truth = read_irradiance(&ref_out);
+    let volumes = (read_volumes(&report.out_dir), read_volumes(&ref_out));
     let _ = std::fs::remove_dir_all(&out_root);
     for (label, level0) in [("level 0", true), ("all levels", false)] {
         let pairs: Vec<(f32, f32)> = measured
@@ -109,6 +112,44 @@ fn main() {
             println!("    {}", text.join("\n    "));
         }
     }
+    // The irradiance volume (level-0 tiles' slices), per cell and direction bin, for each layer.
+    for (label, layer) in [("ambient", 0), ("direct", 1)] {
+        let pairs: Vec<(f32, f32)> = volumes
+            .0
+            .iter()
+            .zip(&volumes.1)
+            .flat_map(|(m, t)| {
+                let (m, t) = if layer == 0 { (&m.ambient, &t.ambient) } else { (&m.direct, &t.direct) };
+                m.iter().zip(t).flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (luminance(x), luminance(y))))
+            })
+            .collect();
+        let mean = pairs.iter().map(|p| p.1 as f64).sum::<f64>() / pairs.len().max(1) as f64;
+        let bright: Vec<&(f32, f32)> = pairs.iter().filter(|p| p.1 as f64 > 0.05 * mean).collect();
+        let rel = (bright.iter().map(|(e, r)| ((e - r) / r).powi(2) as f64).sum::<f64>() / bright.len().max(1) as f64).sqrt();
+        println!(
+            "  volume {label:<7} per-cell-and-direction relative RMS error {:.2} % over {} of {} values",
+            100.0 * rel,
+            bright.len(),
+            pairs.len()
+        );
+    }
+}
+
+/// The level-0 tiles' irradiance volume slices, in manifest order.
+fn read_volumes(dir: &Path) -> Vec<IrradianceGrid> {
+    let path = dir.join("manifest.kpack");
+    let pack = Pack::open(&path).unwrap_or_else(|e| fail(&e.to_string()));
+    let manifest: Manifest = pack.require().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    manifest
+        .nodes
+        .iter()
+        .filter(|n| n.level == 0)
+        .map(|n| {
+            let path = dir.join(&n.path);
+            let pack = Pack::open(&path).unwrap_or_else(|e| fail(&e.to_string()));
+            pack.require::<IrradianceGrid>().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
+        })
+        .collect()
 }
 
 fn fail(msg: &str) -> ! {
