@@ -104,6 +104,9 @@ pub(crate) fn trace_all(
     let total = first.last().copied().unwrap_or(0);
     let threads = rayon::current_num_threads();
     let mut flights = 0;
+    // Reused from batch to batch: fresh buffers every batch cost page faults and zeroing.
+    let (mut deposits, mut segments): (Vec<Deposit>, Vec<Segment>) = (Vec::new(), Vec::new());
+    let mut starts: Vec<(u32, u64, Rng, Emission)> = Vec::new();
     let mut batch_start = 0;
     let source_of = |g: u64| first.partition_point(|&f| f <= g) - 1;
     while batch_start < total {
@@ -113,20 +116,23 @@ pub(crate) fn trace_all(
         // are still in cache (1.3x faster on the default world). The order is a function of the
         // paths alone (ties by path number) and records are applied in that order, so the sums
         // stay independent of the thread count.
-        let mut starts: Vec<(u32, u64, Rng, Emission)> = (batch_start..batch_end)
-            .into_par_iter()
-            .map(|g| {
-                let s = source_of(g);
-                let mut rng = Rng::new(scene.seed, s as u64, ranges[s].0 + g - first[s]);
-                let e = sources[s].emit(&mut rng, scene.eps);
-                (scene.morton(e.origin), g, rng, e)
-            })
-            .collect();
+        starts.clear();
+        starts.par_extend((batch_start..batch_end).into_par_iter().map(|g| {
+            let s = source_of(g);
+            let mut rng = Rng::new(scene.seed, s as u64, ranges[s].0 + g - first[s]);
+            let e = sources[s].emit(&mut rng, scene.eps);
+            (scene.morton(e.origin), g, rng, e)
+        }));
         starts.par_sort_unstable_by_key(|p| (p.0, p.1));
         let records: Vec<Records> = starts
             .par_chunks(CHUNK as usize)
             .map(|chunk| {
-                let mut rec = Records::default();
+                // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
+                let mut rec = Records {
+                    deposits: Vec::with_capacity(2 * chunk.len()),
+                    segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
+                    ..Records::default()
+                };
                 for (_, g, rng, e) in chunk {
                     let s = source_of(*g);
                     trace_path(scene, importance, &sources[s], rng.clone(), e, 1.0 / counts[s] as f32, &mut rec);
@@ -135,8 +141,12 @@ pub(crate) fn trace_all(
             })
             .collect();
         flights += records.iter().map(|r| r.flights).sum::<u64>();
-        let deposits: Vec<Deposit> = records.iter().flat_map(|r| r.deposits.iter().copied()).collect();
-        let segments: Vec<Segment> = records.into_iter().flat_map(|r| r.segments).collect();
+        deposits.clear();
+        segments.clear();
+        for r in &records {
+            deposits.extend_from_slice(&r.deposits);
+            segments.extend_from_slice(&r.segments);
+        }
         let per_task = power.len().div_ceil(4 * threads).max(1);
         rayon::join(
             || {
