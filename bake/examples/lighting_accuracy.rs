@@ -135,23 +135,6 @@ fn main() {
     }
 }
 
-/// The level-0 tiles' irradiance volume slices, in manifest order.
-fn read_volumes(dir: &Path) -> Vec<IrradianceGrid> {
-    let path = dir.join("manifest.kpack");
-    let pack = Pack::open(&path).unwrap_or_else(|e| fail(&e.to_string()));
-    let manifest: Manifest = pack.require().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-    manifest
-        .nodes
-        .iter()
-        .filter(|n| n.level == 0)
-        .map(|n| {
-            let path = dir.join(&n.path);
-            let pack = Pack::open(&path).unwrap_or_else(|e| fail(&e.to_string()));
-            pack.require::<IrradianceGrid>().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())))
-        })
-        .collect()
-}
-
 fn fail(msg: &str) -> ! {
     eprintln!("lighting accuracy: {msg}");
     std::process::exit(2)
@@ -185,17 +168,32 @@ fn ensure_reference(reference: &World, root: &Path) -> PathBuf {
 
 /// `(level, per-vertex irradiance)` of every tile in manifest order.
 fn read_irradiance(dir: &Path) -> Vec<(u32, Vec<[f32; 3]>)> {
+    read_tiles(dir, |level, pack, path| {
+        let v = pack.require::<VertexIrradiance>().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        Some((level, v.0))
+    })
+}
+
+/// The level-0 tiles' irradiance volume slices, in manifest order.
+fn read_volumes(dir: &Path) -> Vec<IrradianceGrid> {
+    read_tiles(dir, |level, pack, path| {
+        (level == 0).then(|| pack.require::<IrradianceGrid>().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display()))))
+    })
+}
+
+/// `read(level, pack, path)` of every tile pack of the bake in `dir`, in manifest order, where it
+/// gives something.
+fn read_tiles<T>(dir: &Path, read: impl Fn(u32, &Pack, &Path) -> Option<T>) -> Vec<T> {
     let path = dir.join("manifest.kpack");
     let pack = Pack::open(&path).unwrap_or_else(|e| fail(&e.to_string()));
     let manifest: Manifest = pack.require().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
     manifest
         .nodes
         .iter()
-        .map(|n| {
+        .filter_map(|n| {
             let path = dir.join(&n.path);
             let pack = Pack::open(&path).unwrap_or_else(|e| fail(&e.to_string()));
-            let v = pack.require::<VertexIrradiance>().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-            (n.level, v.0)
+            read(n.level, &pack, &path)
         })
         .collect()
 }
