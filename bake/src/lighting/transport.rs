@@ -2,10 +2,10 @@
 //! surfaces they hit and along the free space they cross.
 //!
 //! Determinism: path `i` of source `s` draws from `Rng::new(seed, s, i)` only (a split's children
-//! from forks of it, traced depth-first in child order). Paths are traced
-//! in fixed batches; within a batch, chunks of paths run in parallel and their records are
-//! concatenated in path order, then applied to the accumulators in that order (split by
-//! ownership, never by thread). The result is the same for any thread count.
+//! from forks of it, traced depth-first in child order). Paths are traced in fixed batches, each
+//! sorted by its paths' start points (ties by path number); within a batch, chunks of that order
+//! run in parallel and their records are concatenated in it, then applied to the accumulators in
+//! that order (split by ownership, never by thread). The result is the same for any thread count.
 
 use super::bvh::{Bvh, Ray};
 use super::rng::{cosine_hemisphere, Rng};
