@@ -249,7 +249,7 @@ pub(crate) fn bake_lighting_with(
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
     let mut flights = transport::trace_all(&scene, None, &sources, &counts, &pilot, &mut power, &mut acc);
     if divisor > 1 {
-        let importance = transport::Importance::from_irradiance(&surface.irradiance(&power, spec.smoothing));
+        let importance = transport::Importance::from_brightness(&surface.luminance(&power, spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
         flights += transport::trace_all(&scene, Some(&importance), &sources, &counts, &rest, &mut power, &mut acc);
     }

@@ -16,8 +16,6 @@
 use glam::Vec3A;
 use rayon::prelude::*;
 
-/// Values carried per welded vertex: ambient power RGB, direct-light power RGB, area.
-pub(crate) const CHANNELS: usize = 7;
 
 /// The welded mesh with its adjacency and deposit accumulators.
 pub(crate) struct Surface {
@@ -113,48 +111,60 @@ impl Surface {
     /// Runs the filter over `power` (per welded vertex: ambient RGB, direct-light RGB) and
     /// returns per welded vertex irradiance `(ambient, direct lights)`.
     pub(crate) fn irradiance(&self, power: &[[f32; 6]], iterations: u32) -> Vec<([f32; 3], [f32; 3])> {
-        let mut cur: Vec<[f32; CHANNELS]> = power
+        let values = power.iter().zip(&self.area).map(|(p, &a)| [p[0], p[1], p[2], p[3], p[4], p[5], a]).collect();
+        self.filter::<7>(values, iterations)
             .iter()
-            .zip(&self.area)
-            .map(|(p, &a)| [p[0], p[1], p[2], p[3], p[4], p[5], a])
-            .collect();
-        if iterations > 0 {
-            // Edge weights only depend on the normals: compute them once.
-            let weights: Vec<f32> = (0..self.pos.len())
-                .into_par_iter()
-                .flat_map_iter(|i| {
-                    let n = self.normal[i];
-                    self.neighbours(i).iter().map(move |&j| {
-                        let c = n.dot(self.normal[j as usize]).max(0.0);
-                        c * c
-                    })
-                })
-                .collect();
-            let mut next = cur.clone();
-            for _ in 0..iterations {
-                next.par_iter_mut().enumerate().for_each(|(i, out)| {
-                    let range = self.adj_start[i] as usize..self.adj_start[i + 1] as usize;
-                    let mut acc = cur[i];
-                    let mut wsum = 1.0f32;
-                    for (&j, &w) in self.adj[range.clone()].iter().zip(&weights[range]) {
-                        let x = &cur[j as usize];
-                        for c in 0..CHANNELS {
-                            acc[c] += w * x[c];
-                        }
-                        wsum += w;
-                    }
-                    let inv = 1.0 / wsum;
-                    *out = acc.map(|v| v * inv);
-                });
-                std::mem::swap(&mut cur, &mut next);
-            }
-        }
-        cur.iter()
             .map(|x| {
                 let inv = if x[6] > 0.0 { 1.0 / x[6] } else { 0.0 };
                 ([x[0] * inv, x[1] * inv, x[2] * inv], [x[3] * inv, x[4] * inv, x[5] * inv])
             })
             .collect()
+    }
+
+    /// [`Surface::irradiance`] reduced to the luminance of its sum, filtering only that and the
+    /// area (the filter is linear, so this is the same value for a third of the work).
+    pub(crate) fn luminance(&self, power: &[[f32; 6]], iterations: u32) -> Vec<f32> {
+        let lum = |c: &[f32]| 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+        let values = power.iter().zip(&self.area).map(|(p, &a)| [lum(&p[0..3]) + lum(&p[3..6]), a]).collect();
+        self.filter::<2>(values, iterations).iter().map(|x| if x[1] > 0.0 { x[0] / x[1] } else { 0.0 }).collect()
+    }
+
+    /// `iterations` rounds of the normal-weighted neighbour average over every channel of
+    /// `values` (power channels with the area last).
+    fn filter<const N: usize>(&self, mut cur: Vec<[f32; N]>, iterations: u32) -> Vec<[f32; N]> {
+        if iterations == 0 {
+            return cur;
+        }
+        // Edge weights only depend on the normals: compute them once.
+        let weights: Vec<f32> = (0..self.pos.len())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let n = self.normal[i];
+                self.neighbours(i).iter().map(move |&j| {
+                    let c = n.dot(self.normal[j as usize]).max(0.0);
+                    c * c
+                })
+            })
+            .collect();
+        let mut next = cur.clone();
+        for _ in 0..iterations {
+            next.par_iter_mut().enumerate().for_each(|(i, out)| {
+                let range = self.adj_start[i] as usize..self.adj_start[i + 1] as usize;
+                let mut acc = cur[i];
+                let mut wsum = 1.0f32;
+                for (&j, &w) in self.adj[range.clone()].iter().zip(&weights[range]) {
+                    let x = &cur[j as usize];
+                    for c in 0..N {
+                        acc[c] += w * x[c];
+                    }
+                    wsum += w;
+                }
+                let inv = 1.0 / wsum;
+                *out = acc.map(|v| v * inv);
+            });
+            std::mem::swap(&mut cur, &mut next);
+        }
+        cur
     }
 
     fn neighbours(&self, i: usize) -> &[u32] {

@@ -181,10 +181,9 @@ pub(crate) struct Importance {
 }
 
 impl Importance {
-    /// From the pilot's per-welded-vertex `(ambient, lights)` irradiance (any positive scale):
-    /// target = luminance / mean, clamped to `[TARGET_MIN, TARGET_MAX]`.
-    pub(crate) fn from_irradiance(irradiance: &[([f32; 3], [f32; 3])]) -> Importance {
-        let brightness: Vec<f32> = irradiance.iter().map(|(a, l)| luminance([0, 1, 2].map(|c| a[c] + l[c]))).collect();
+    /// From the pilot's per-welded-vertex brightness (luminance of ambient + lights irradiance,
+    /// any positive scale): target = brightness / mean, clamped to `[TARGET_MIN, TARGET_MAX]`.
+    pub(crate) fn from_brightness(brightness: &[f32]) -> Importance {
         let mean = brightness.iter().map(|&b| b as f64).sum::<f64>() / brightness.len().max(1) as f64;
         let inv = if mean > 0.0 { (1.0 / mean) as f32 } else { 0.0 };
         Importance { target: brightness.iter().map(|&b| (b * inv).clamp(TARGET_MIN, TARGET_MAX)).collect() }
