@@ -73,6 +73,12 @@ use surface::{Surface, VertexGrid};
 use transport::Scene;
 use volume::VolumeAccumulator;
 
+/// Rec. 709 luminance of a linear RGB value: how the lighting bake weighs colours against each
+/// other (source shares, the weight window, the pilot's brightness).
+pub(crate) fn luminance(c: [f32; 3]) -> f32 {
+    0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+}
+
 /// One path in this many (per source) is a pilot path; see [`bake_lighting`].
 const PILOT_DIVISOR: u64 = 8;
 

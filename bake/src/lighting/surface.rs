@@ -16,6 +16,7 @@
 use glam::Vec3A;
 use rayon::prelude::*;
 
+use super::luminance;
 
 /// The welded mesh with its adjacency and deposit accumulators.
 pub(crate) struct Surface {
@@ -124,8 +125,7 @@ impl Surface {
     /// [`Surface::irradiance`] reduced to the luminance of its sum, filtering only that and the
     /// area (the filter is linear, so this is the same value for a third of the work).
     pub(crate) fn luminance(&self, power: &[[f32; 6]], iterations: u32) -> Vec<f32> {
-        let lum = |c: &[f32]| 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
-        let values = power.iter().zip(&self.area).map(|(p, &a)| [lum(&p[0..3]) + lum(&p[3..6]), a]).collect();
+        let values = power.iter().zip(&self.area).map(|(p, &a)| [luminance([p[0] + p[3], p[1] + p[4], p[2] + p[5]]), a]).collect();
         self.filter::<2>(values, iterations).iter().map(|x| if x[1] > 0.0 { x[0] / x[1] } else { 0.0 }).collect()
     }
 

@@ -8,6 +8,7 @@
 //! that order (split by ownership, never by thread). The result is the same for any thread count.
 
 use super::bvh::{Bvh, Ray};
+use super::luminance;
 use super::rng::{cosine_hemisphere, Rng};
 use super::sources::{Class, Emission, Source};
 use super::surface::{Deposit, Surface};
@@ -62,7 +63,7 @@ impl Scene<'_> {
 /// How many paths each source traces: proportional to power (luminance), with a fifth of the
 /// budget shared equally so that dim lights in dark places are not starved.
 pub(crate) fn allocate(sources: &[Source], total: u64) -> Vec<u64> {
-    let lum = |p: &[f32; 3]| (0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]).max(1e-30) as f64;
+    let lum = |p: &[f32; 3]| luminance(*p).max(1e-30) as f64;
     let sum: f64 = sources.iter().map(|s| lum(&s.power)).sum();
     let n = sources.len() as f64;
     sources
@@ -199,9 +200,6 @@ struct Photon {
     rng: Rng,
 }
 
-fn luminance(c: [f32; 3]) -> f32 {
-    0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
-}
 
 /// One light path from emission until every photon of it escapes, is absorbed, or runs out of
 /// bounces. Without `importance` a photon continues by Russian roulette on albedo; with it, by
