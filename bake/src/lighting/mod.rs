@@ -8,7 +8,12 @@
 //!   from their shapes. Each source gets a share of `paths_per_area · surface area` paths in
 //!   proportion to its power. Photons bounce off Lambertian surfaces (cosine directions, at
 //!   most `bounces` reflections).
-//! - **Continuation: pilot and weight window.** An eighth of every source's paths (the pilot)
+//! - **Sampling.** A path's first eight random decisions (where and in which direction it
+//!   leaves, and its first bounce) are the coordinates of an Owen-scrambled Sobol point, point
+//!   `i` for path `i` of its source (see `qmc.rs`); later ones are independent random numbers. The
+//!   paths of a source then cover those decisions evenly, which removes most of the photon-count
+//!   noise of direct sky light and the first bounce, and the estimate stays unbiased.
+//! - **Continuation: pilot and weight window.** One in 32 of every source's paths (the pilot)
 //!   continue by Russian roulette on albedo. Their filtered result gives each vertex a target
 //!   photon weight, its brightness over the mean (clamped to [1/32, 1]); the other paths continue
 //!   through a weight window: a photon heavier than the target where it lands is split into
@@ -49,6 +54,7 @@
 
 mod bvh;
 mod mem;
+mod qmc;
 mod rng;
 mod sources;
 pub mod spec;
@@ -80,7 +86,7 @@ pub(crate) fn luminance(c: [f32; 3]) -> f32 {
 }
 
 /// One path in this many (per source) is a pilot path; see [`bake_lighting`].
-const PILOT_DIVISOR: u64 = 8;
+const PILOT_DIVISOR: u64 = 32;
 
 /// Errors of the lighting bake.
 #[derive(Debug, thiserror::Error)]

@@ -4,6 +4,7 @@
 //! as a light index, sample index), never by which thread happens to run it, so results do not
 //! depend on the thread count or on scheduling.
 
+use super::qmc;
 use glam::Vec3A;
 use std::f32::consts::{PI, TAU};
 
@@ -17,9 +18,18 @@ pub(crate) fn mix64(mut z: u64) -> u64 {
 
 /// A tiny counter-based generator: the state is a hash of the key, and each draw hashes the
 /// next counter value (SplitMix64). Cheap to create, so one is made per light path or sample.
+///
+/// A light path's generator ([`Rng::for_path`]) serves its first [`qmc::DIMS`] uniform draws from
+/// the path's scrambled Sobol point instead, so the paths of a source cover those decisions evenly.
 #[derive(Clone, Debug)]
 pub(crate) struct Rng {
     state: u64,
+    /// Sobol point index of the path.
+    point: u32,
+    /// The next Sobol dimension to draw; `qmc::DIMS` or more once the point is used up.
+    dim: u32,
+    /// Scramble key of the path's sequence (world seed and stream).
+    scramble: u64,
 }
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -29,7 +39,14 @@ impl Rng {
     pub(crate) fn new(seed: u64, stream: u64, index: u64) -> Self {
         let k = mix64(seed ^ 0x4B49_4C4E_4C49_4748); // "KILNLIGH": separates lighting from other stages
         let k = mix64(k ^ stream.wrapping_mul(GOLDEN));
-        Rng { state: mix64(k ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03)) }
+        Rng { state: mix64(k ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03)), point: 0, dim: qmc::DIMS as u32, scramble: k }
+    }
+
+    /// The generator for light path `index` of `stream`: like [`Rng::new`], but its first
+    /// [`qmc::DIMS`] uniform draws are the coordinates of scrambled Sobol point `index` of the
+    /// stream's sequence (indices past 2^32 wrap, which only repeats strata).
+    pub(crate) fn for_path(seed: u64, stream: u64, index: u64) -> Self {
+        Rng { point: index as u32, dim: 0, ..Rng::new(seed, stream, index) }
     }
 
     #[inline]
@@ -41,12 +58,19 @@ impl Rng {
     /// An independent generator for child `child` of a split path, keyed by this generator's
     /// next draw: a split's children depend only on the path, never on the thread.
     pub(crate) fn fork(&mut self, child: u64) -> Rng {
-        Rng { state: mix64(self.next_u64() ^ child.wrapping_mul(0xD6E8_FEB8_6659_FD93)) }
+        let state = mix64(self.next_u64() ^ child.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        Rng { state, point: 0, dim: qmc::DIMS as u32, scramble: 0 }
     }
 
     /// Uniform in [0, 1), with 24 bits of resolution (every value exactly representable).
     #[inline]
     pub(crate) fn next_f32(&mut self) -> f32 {
+        if (self.dim as usize) < qmc::DIMS {
+            let dim = self.dim as usize;
+            self.dim += 1;
+            let seed = mix64(self.scramble ^ (dim as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407));
+            return qmc::sample(dim, self.point, seed as u32);
+        }
         (self.next_u64() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)
     }
 }

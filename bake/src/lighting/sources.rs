@@ -172,7 +172,12 @@ impl Source {
                 let u = rng.next_f32();
                 let i = cdf.iter().position(|&c| u < c).unwrap_or(faces.len() - 1);
                 let f = &faces[i];
-                let origin = f.corner + f.edge_u * rng.next_f32() + f.edge_v * rng.next_f32() + f.normal * eps;
+                // The draw that chose the face, rescaled to that face's share, is the first
+                // coordinate on it: no draw is spent on the discrete choice alone, which keeps
+                // the path's Sobol point (see `qmc`) evenly spread over position and direction.
+                let lo = if i == 0 { 0.0 } else { cdf[i - 1] };
+                let along = ((u - lo) / (cdf[i] - lo)).clamp(0.0, 1.0);
+                let origin = f.corner + f.edge_u * along + f.edge_v * rng.next_f32() + f.normal * eps;
                 let dir = match beam {
                     Some(d) => *d,
                     None => {

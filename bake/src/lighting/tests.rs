@@ -156,9 +156,10 @@ fn open_plane_under_uniform_sky_receives_pi_l() {
         assert!((vol.air[above] - 1.0).abs() < 1e-6);
         let up = vol.ambient[above][4][0];
         assert!((up - PI).abs() < 0.1 * PI, "cell ({x}, {y}): {up}");
-        // Facing down it only sees the plane's reflection (albedo 0.5): about half of π·0.5.
+        // Facing down it only sees the plane's reflection (albedo 0.5): at most π·0.5, what an
+        // infinite plane would give (this one fills most of the view), plus the cell's noise.
         let down = vol.ambient[above][5][0];
-        assert!(down > 0.2 && down < 0.5 * PI, "{down}");
+        assert!(down > 0.2 && down < 1.1 * 0.5 * PI, "{down}");
         // Sampling at the cell centre returns the cell; a tilted normal blends the bins.
         let centre = [x as f32 + 0.5, y as f32 + 0.5, 0.25];
         assert_eq!(vol.sample(centre, [0.0, 0.0, 1.0]).0[0], up);

@@ -1,7 +1,7 @@
 //! Light tracing: photons leave the sources, bounce diffusely, and leave their power on the
 //! surfaces they hit and along the free space they cross.
 //!
-//! Determinism: path `i` of source `s` draws from `Rng::new(seed, s, i)` only (a split's children
+//! Determinism: path `i` of source `s` draws from `Rng::for_path(seed, s, i)` only (a split's children
 //! from forks of it, traced depth-first in child order). Paths are traced in fixed batches, each
 //! sorted by its paths' start points (ties by path number); within a batch, chunks of that order
 //! run in parallel and their records are concatenated in it, then applied to the accumulators in
@@ -120,7 +120,7 @@ pub(crate) fn trace_all(
         starts.clear();
         starts.par_extend((batch_start..batch_end).into_par_iter().map(|g| {
             let s = source_of(g);
-            let mut rng = Rng::new(scene.seed, s as u64, ranges[s].0 + g - first[s]);
+            let mut rng = Rng::for_path(scene.seed, s as u64, ranges[s].0 + g - first[s]);
             let e = sources[s].emit(&mut rng, scene.eps);
             (scene.morton(e.origin), g, rng, e)
         }));
