@@ -2,12 +2,17 @@
 //! time, and its per-vertex error against a bake with 16× the light paths.
 //!
 //! ```text
-//! cargo run --release -p kiln-bake --example lighting_accuracy -- [world.toml] [--factor 16] [--ref-dir DIR] [--reference-only | --time-only]
+//! cargo run --release -p kiln-bake --example lighting_accuracy -- [world.toml] [--factor 16] [--ref-dir DIR] [--noise-seed N] [--reference-only | --time-only]
 //! ```
 //!
 //! `--time-only` skips the reference and the comparison (for timing runs on other machines).
+//! `--noise-seed N` bakes the measured world with `lighting.noise_seed = N` (default: the world's
+//! own), to see how much the figure moves from one draw of the noise to the next.
 //!
-//! Both bakes are ordinary `kiln bake`s (no cache) that differ only in `paths_per_area`; the
+//! Both bakes are ordinary `kiln bake`s (no cache) that differ only in `paths_per_area` and in
+//! `lighting.noise_seed`: the reference's random numbers are independent of the measured bake's
+//! (sharing them would hide part of the error, since the measured paths would be among the
+//! reference's own). The
 //! comparison reads the per-vertex irradiance (`VXIR`, ambient + static lights, what the viewer
 //! draws) back from the packs of every tile. The reference is slow (16× the light transport), so it
 //! is kept in `--ref-dir` (default `target/lighting-reference/<world>-x<factor>`) with a stamp of
@@ -30,22 +35,30 @@ use kiln_formats::Pack;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Flipped into the reference's `lighting.noise_seed`, so its noise is independent of the bake's.
+const REFERENCE_NOISE: u64 = 0x5245_4645_5245_4E43; // "REFERENC"
+
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut world_path, mut factor, mut ref_dir, mut reference_only, mut time_only) =
-        ("worlds/ice_caves.toml".to_string(), 16.0f32, None, false, false);
+    let (mut world_path, mut factor, mut ref_dir, mut reference_only, mut time_only, mut noise_seed) =
+        ("worlds/ice_caves.toml".to_string(), 16.0f32, None, false, false, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--factor" => factor = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| fail("--factor needs a number")),
             "--ref-dir" => ref_dir = Some(PathBuf::from(args.next().unwrap_or_else(|| fail("--ref-dir needs a path")))),
+            "--noise-seed" => noise_seed = Some(args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| fail("--noise-seed needs an integer"))),
             "--reference-only" => reference_only = true,
             "--time-only" => time_only = true,
             _ => world_path = a,
         }
     }
-    let world = load_world(Path::new(&world_path)).unwrap_or_else(|e| fail(&e.to_string()));
+    let mut world = load_world(Path::new(&world_path)).unwrap_or_else(|e| fail(&e.to_string()));
     let mut reference = world.clone();
     reference.spec.lighting.paths_per_area *= factor;
+    reference.spec.lighting.noise_seed = world.spec.lighting.noise_seed ^ REFERENCE_NOISE;
+    if let Some(n) = noise_seed {
+        world.spec.lighting.noise_seed = n;
+    }
     let ref_root = ref_dir.unwrap_or_else(|| PathBuf::from(format!("target/lighting-reference/{}-x{factor}", world.spec.name)));
     let ref_out = if time_only { None } else { Some(ensure_reference(&reference, &ref_root)) };
     if reference_only {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use kiln_bake::pipeline::{bake, BakeOptions, BakeReport};
 use kiln_bake::world::load_world;
 use kiln_e2e::{kiln, repo_root, scratch};
+use kiln_formats::sections::VertexIrradiance;
 
 fn all_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     kiln_bake::cli::find_packs(dir).unwrap().into_iter().map(|p| (p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap())).collect()
@@ -174,4 +175,39 @@ fn changing_a_light_recomputes_lighting_only() {
     assert!(r.explanations.iter().filter(|e| e.starts_with("tile lighting")).all(|e| e.contains("changed: lighting")), "{:#?}", r.explanations);
     run(&world, &dir.join("clean"), None);
     assert!(all_files(&dir.join("out/tiny")) == all_files(&dir.join("clean/tiny")));
+}
+
+/// Mean luminance of the level-0 per-vertex irradiance, and every value, of a bake.
+fn level0_irradiance(bake_dir: &Path) -> (f64, Vec<[f32; 3]>) {
+    let m = kiln_e2e::manifest(bake_dir);
+    let values: Vec<[f32; 3]> = m
+        .nodes
+        .iter()
+        .filter(|n| n.level == 0)
+        .flat_map(|n| kiln_formats::Pack::open(&bake_dir.join(&n.path)).unwrap().require::<VertexIrradiance>().unwrap().0)
+        .collect();
+    let mean = values.iter().map(|c| (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) as f64).sum::<f64>() / values.len() as f64;
+    (mean, values)
+}
+
+#[test]
+fn a_new_lighting_noise_seed_redraws_only_the_lighting() {
+    let dir = scratch("cache-noise-seed");
+    let cache = dir.join("cache");
+    let tiny = fs::read_to_string(repo_root().join("worlds/tiny.toml")).unwrap();
+    let world = dir.join("tiny.toml");
+    fs::write(&world, &tiny).unwrap();
+    let cold = run(&world, &dir.join("a"), Some(&cache));
+    fs::write(&world, tiny.replace("[lighting]\n", "[lighting]\nnoise_seed = 7\n")).unwrap();
+    let r = run(&world, &dir.join("b"), Some(&cache));
+    for stage in ["density", "raw density", "tile-inputs", "geometry"] {
+        assert_eq!(computed(&r, stage), 0, "{stage} recomputed: {:?}", r.tallies);
+    }
+    assert_eq!(computed(&r, "tile lighting"), cold.tiles);
+    // Another draw of the same light: the vertices' values move, their mean (120 k paths) hardly.
+    let ((a, va), (b, vb)) = (level0_irradiance(&dir.join("a/tiny")), level0_irradiance(&dir.join("b/tiny")));
+    assert_eq!(va.len(), vb.len());
+    let moved = va.iter().zip(&vb).filter(|(x, y)| x != y).count();
+    assert!(moved > va.len() / 2, "only {moved} of {} vertices changed", va.len());
+    assert!(a > 0.0 && (a - b).abs() < 0.03 * a, "mean irradiance {a} vs {b}");
 }

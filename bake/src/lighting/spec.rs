@@ -56,6 +56,10 @@ pub struct LightingSpec {
     /// world 24 was the best balance; 48 halves bright-area noise but triples the error in dim
     /// areas. 0 keeps raw per-vertex estimates.
     pub smoothing: u32,
+    /// `noise_seed`: mixed into the world seed for the lighting's random numbers only, default 0.
+    /// Bakes that differ only here are independent estimates of the same lighting, with the same
+    /// terrain: for measuring the noise, or for an independent reference.
+    pub noise_seed: u64,
     /// `lights`: static lights, `[[lighting.lights]]` with `kind = "point" | "spot" | "line"`.
     /// Only lights with `indirect = true` take part in the bake. Default none.
     pub lights: Vec<LightSpec>,
@@ -73,6 +77,7 @@ impl Default for LightingSpec {
             bounces: 4,
             paths_per_area: 3000.0,
             smoothing: 24,
+            noise_seed: 0,
             lights: Vec::new(),
         }
     }

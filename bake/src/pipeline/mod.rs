@@ -151,7 +151,8 @@ impl<'a> Plan<'a> {
 
     /// The light tracer's seed: derived from the world seed for this stage only.
     fn lighting_seed(&self) -> u64 {
-        kiln_cache::store::KeyHasher::default().str("lighting").u64(self.world.spec.seed).finish().0 as u64
+        let spec = &self.world.spec;
+        kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64
     }
 
     fn name(&self) -> &str {
