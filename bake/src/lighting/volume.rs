@@ -62,11 +62,12 @@ pub(crate) struct Segment {
     pub(crate) class: u8,
 }
 
-/// Per-cell sums `[class][bin][rgb]` while tracing, stored Y-major (`x + nx·(z + nz·y)`).
+/// Per-cell sums `[class][bin]` (RGB in one 16-byte SIMD lane group, so a crossing adds three
+/// vectors instead of nine scalars) while tracing, stored Y-major (`x + nx·(z + nz·y)`).
 pub(crate) struct VolumeAccumulator {
     desc: VolumeDesc,
     cell: Vec3A,
-    sums: Vec<[f32; 2 * BINS * 3]>,
+    sums: Vec<[Vec3A; 2 * BINS]>,
 }
 
 impl VolumeAccumulator {
@@ -74,7 +75,7 @@ impl VolumeAccumulator {
         let n = desc.dims.iter().product::<usize>();
         let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
         let mut sums = super::mem::huge_vec(n);
-        sums.resize(n, [0.0; 2 * BINS * 3]);
+        sums.resize(n, [Vec3A::ZERO; 2 * BINS]);
         VolumeAccumulator { desc, cell, sums }
     }
 
@@ -117,20 +118,19 @@ impl VolumeAccumulator {
             for lists in &buckets {
                 for &i in &lists[slab] {
                     let s = &segments[i as usize];
-                    let base = s.class as usize * BINS * 3;
+                    let base = s.class as usize * BINS;
                     // Per axis: the bin the light lands in (moving toward +a lands on surfaces
                     // facing -a) and the power per unit length it adds there.
-                    let per_axis = [0, 1, 2].map(|a| {
+                    let power = Vec3A::from(s.power);
+                    let [(b0, p0), (b1, p1), (b2, p2)] = [0, 1, 2].map(|a| {
                         let d = s.dir[a];
-                        (base + (2 * a + (d > 0.0) as usize) * 3, s.power.map(|p| p * d.abs()))
+                        (base + 2 * a + (d > 0.0) as usize, power * d.abs())
                     });
-                    traverse(&desc, cell, s, rows, |[x, y, z], len| {
-                        let acc = &mut out[x + nx * (z + nz * (y - rows.0))];
-                        for (bin, p) in &per_axis {
-                            for ch in 0..3 {
-                                acc[bin + ch] += p[ch] * len;
-                            }
-                        }
+                    traverse(&desc, cell, s, rows, |index, len| {
+                        let acc = &mut out[index];
+                        acc[b0] += p0 * len;
+                        acc[b1] += p1 * len;
+                        acc[b2] += p2 * len;
                     });
                 }
             }
@@ -154,8 +154,8 @@ impl VolumeAccumulator {
                 let inv = 1.0 / (volume * air[i]);
                 for b in 0..BINS {
                     for c in 0..3 {
-                        ambient[i][b][c] = sums[b * 3 + c] * inv;
-                        direct[i][b][c] = sums[BINS * 3 + b * 3 + c] * inv;
+                        ambient[i][b][c] = sums[b][c] * inv;
+                        direct[i][b][c] = sums[BINS + b][c] * inv;
                     }
                 }
             }
@@ -239,54 +239,73 @@ fn row_span(desc: &VolumeDesc, cell: Vec3A, s: &Segment) -> Option<(usize, usize
 }
 
 /// Visits the cells of `desc` in Y rows `[rows.0, rows.1)` crossed by segment `s`, with the
-/// length inside each (3D DDA, Amanatides & Woo).
-fn traverse(desc: &VolumeDesc, cell: Vec3A, s: &Segment, rows: (usize, usize), mut f: impl FnMut([usize; 3], f32)) {
+/// length inside each (3D DDA, Amanatides & Woo). Cells are given by their index in the slab
+/// stored Y-major from row `rows.0` (`x + nx·(z + nz·(y - rows.0))`).
+///
+/// Each axis's state lives in its own scalar rather than in arrays indexed by the axis chosen at
+/// each step: indexing forced them through memory, and the loop then waited on store-to-load
+/// forwarding at every crossing (it was most of the volume's cost).
+fn traverse(desc: &VolumeDesc, cell: Vec3A, s: &Segment, rows: (usize, usize), mut f: impl FnMut(usize, f32)) {
     let Some((ta, tb)) = clip(desc, cell, s, rows) else { return };
     let lo = Vec3A::from(desc.min);
     let p = s.origin + s.dir * ta;
     let lim_lo = [0, rows.0, 0];
     let lim_hi = [desc.dims[0], rows.1, desc.dims[2]];
-    let mut c = [0usize; 3];
-    let mut step = [0isize; 3];
+    let (nx, nz) = (desc.dims[0], desc.dims[2]);
+    let stride = [1isize, (nx * nz) as isize, nx as isize];
+    // Per axis: the next boundary's parameter, the parameter step between boundaries, the index
+    // step, and how many cells remain before the limits.
     let mut t_next = [f32::INFINITY; 3];
     let mut t_delta = [f32::INFINITY; 3];
+    let mut step = [0isize; 3];
+    let mut left = [0usize; 3];
+    let mut c = [0usize; 3];
     for a in 0..3 {
         let f = ((p[a] - lo[a]) / cell[a]).floor();
         c[a] = (f.max(lim_lo[a] as f32) as usize).clamp(lim_lo[a], lim_hi[a] - 1);
         let d = s.dir[a];
         if d > 1e-12 {
-            step[a] = 1;
+            step[a] = stride[a];
             t_next[a] = (lo[a] + (c[a] + 1) as f32 * cell[a] - s.origin[a]) / d;
             t_delta[a] = cell[a] / d;
+            left[a] = lim_hi[a] - 1 - c[a];
         } else if d < -1e-12 {
-            step[a] = -1;
+            step[a] = -stride[a];
             t_next[a] = (lo[a] + c[a] as f32 * cell[a] - s.origin[a]) / d;
             t_delta[a] = -cell[a] / d;
+            left[a] = c[a] - lim_lo[a];
         }
     }
+    let mut index = (c[0] + nx * (c[2] + nz * (c[1] - rows.0))) as isize;
+    let [mut tx, mut ty, mut tz] = t_next;
+    let [dx, dy, dz] = t_delta;
+    let [sx, sy, sz] = step;
+    let [mut lx, mut ly, mut lz] = left;
     let mut t = ta;
+    // One arm per axis; `$t` is the axis's next boundary, `$l` the cells it has left.
+    macro_rules! cross {
+        ($t:ident, $d:ident, $s:ident, $l:ident) => {{
+            let t_exit = $t.min(tb);
+            if t_exit > t {
+                f(index as usize, t_exit - t);
+            }
+            if $t >= tb || $l == 0 {
+                return;
+            }
+            $l -= 1;
+            index += $s;
+            t = t_exit;
+            $t += $d;
+        }};
+    }
     loop {
-        let a = if t_next[0] <= t_next[1] && t_next[0] <= t_next[2] {
-            0
-        } else if t_next[1] <= t_next[2] {
-            1
+        if tx <= ty && tx <= tz {
+            cross!(tx, dx, sx, lx)
+        } else if ty <= tz {
+            cross!(ty, dy, sy, ly)
         } else {
-            2
-        };
-        let t_exit = t_next[a].min(tb);
-        if t_exit > t {
-            f(c, t_exit - t);
+            cross!(tz, dz, sz, lz)
         }
-        if t_next[a] >= tb {
-            return;
-        }
-        let next = c[a] as isize + step[a];
-        if next < lim_lo[a] as isize || next >= lim_hi[a] as isize {
-            return;
-        }
-        c[a] = next as usize;
-        t = t_exit;
-        t_next[a] += t_delta[a];
     }
 }
 
@@ -413,20 +432,30 @@ mod tests {
         let mut expected = vec![[0.0f64; 2 * BINS * 3]; nx * ny * nz];
         let mut total_len = 0.0f64;
         for s in &segments {
-            traverse(&desc, acc.cell, s, (0, ny), |[x, y, z], len| {
+            // Each piece's midpoint lies in the cell it is credited to, and the pieces follow one
+            // another from where the segment enters the grid.
+            let mut t = clip(&desc, acc.cell, s, (0, ny)).map_or(0.0, |c| c.0);
+            traverse(&desc, acc.cell, s, (0, ny), |i, len| {
+                let (x, z, y) = (i % nx, (i / nx) % nz, i / (nx * nz));
+                let mid = s.origin + s.dir * (t + 0.5 * len);
+                let local = (mid - Vec3A::from(desc.min)) / acc.cell;
+                for (a, c) in [x, y, z].into_iter().enumerate() {
+                    assert!(local[a] > c as f32 - 1e-3 && local[a] < (c + 1) as f32 + 1e-3, "piece at {mid:?} credited to cell {:?}", [x, y, z]);
+                }
+                t += len;
                 total_len += len as f64;
                 for a in 0..3 {
                     let bin = 2 * a + (s.dir[a] > 0.0) as usize;
                     for ch in 0..3 {
-                        expected[x + nx * (z + nz * y)][s.class as usize * BINS * 3 + bin * 3 + ch] += (s.power[ch] * s.dir[a].abs() * len) as f64;
+                        expected[i][s.class as usize * BINS * 3 + bin * 3 + ch] += (s.power[ch] * s.dir[a].abs() * len) as f64;
                     }
                 }
             });
         }
         assert!(total_len > 100.0, "the segments must cross the grid");
         for (got, want) in acc.sums.iter().zip(&expected) {
-            for (g, w) in got.iter().zip(want) {
-                assert!((*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
+            for (g, w) in got.iter().flat_map(|v| v.to_array()).zip(want) {
+                assert!((g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
             }
         }
     }
