@@ -43,14 +43,15 @@
 //!
 //! # Cost and accuracy (measured with `examples/lighting_accuracy.rs`)
 //! The default world (1.65 M level-0 vertices, 3771 units² of surface), default spec: 11.3 M
-//! paths, 21.5 M rays, 19.5–21 s wall on two cores for the whole lighting stage (each batch's
+//! paths, 21.6 M rays, 18.5–20 s wall on two cores for the whole lighting stage (each batch's
 //! paths are traced in Morton order of their start points, which keeps the BVH walk in cache:
-//! 27.4 s without). Against a bake with 16× the paths, the relative RMS error of per-vertex
-//! irradiance (ambient + lights) is 5.7 % over vertices brighter than 5 % of the mean, 3.3 %
-//! energy-weighted; most of it sits in dim cave interiors (15 % at 5–10 % of the mean brightness,
-//! 2.7 % above twice the mean). The weight window took the per-vertex error from 6.8 % to 5.7 %
-//! for 14 % more time (1.24× the efficiency of plain roulette). Cost grows linearly with
-//! `paths_per_area`, noise falls with its square root.
+//! 27.4 s without). Against a bake with 16× the paths and independent random numbers, the
+//! relative RMS error of per-vertex irradiance (ambient + lights) is 5.0 % over vertices
+//! brighter than 5 % of the mean (5.0–5.7 % over eight noise seeds), 2.7 % energy-weighted; most
+//! of it sits in dim cave interiors (12 % at 5–10 % of the mean brightness, 1.7 % above twice
+//! the mean). The weight window gave 1.24× the efficiency of plain roulette, and the Sobol
+//! points with a smaller pilot another 1.34×. Cost grows linearly with `paths_per_area`, noise
+//! falls with its square root.
 
 mod bvh;
 mod mem;
