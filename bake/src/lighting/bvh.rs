@@ -197,6 +197,13 @@ impl Bvh {
     /// tables laid out by [`Bvh::slot_ids`]: the leaf copy is already in cache after the test,
     /// while the input mesh's index and position arrays would cost several misses per hit.
     pub(crate) fn intersect_slot(&self, ray: &Ray) -> Option<(Hit, usize)> {
+        self.intersect_slot_noting(ray, |_| {})
+    }
+
+    /// [`Bvh::intersect_slot`], calling `closer(slot)` whenever a closer hit is found, so the
+    /// caller can start fetching what it will look up for the final hit while the walk goes on
+    /// (the first hit found is usually the final one).
+    pub(crate) fn intersect_slot_noting(&self, ray: &Ray, mut closer: impl FnMut(usize)) -> Option<(Hit, usize)> {
         if self.tris.is_empty() {
             return None;
         }
@@ -207,6 +214,7 @@ impl Bvh {
             if let Some(h) = pre.intersect(tri, ray.tmin, *tmax) {
                 *tmax = h.t;
                 best = Some((h, slot));
+                closer(slot);
             }
             false
         });

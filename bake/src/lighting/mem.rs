@@ -2,6 +2,9 @@
 //! accumulators) are asked onto transparent huge pages. At hundreds of megabytes, with 4 KiB pages
 //! nearly every access also misses the TLB; 2 MiB pages remove most of those page walks. It is a
 //! hint: where the OS does not offer huge pages, nothing changes.
+//!
+//! [`prefetch`] starts loading a line that will be needed shortly, for lookups whose address is
+//! known some work before their value is.
 
 /// An empty vector with room for `capacity` elements, its memory advised onto huge pages before
 /// anything is written to it.
@@ -29,4 +32,17 @@ pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = v;
+}
+
+/// Asks the CPU to start loading the cache line holding `value` (a hint: it never faults and
+/// changes no result).
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only warms the cache; `value` is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(value as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }

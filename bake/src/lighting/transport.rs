@@ -9,6 +9,7 @@
 
 use super::bvh::{Bvh, Ray};
 use super::luminance;
+use super::mem::prefetch;
 use super::rng::{cosine_hemisphere, Rng};
 use super::sources::{Class, Emission, Source};
 use super::surface::{Deposit, Surface};
@@ -231,7 +232,10 @@ fn trace_photon(
 ) {
     let Photon { mut origin, mut dir, mut power, bounce: first, mut rng } = photon;
     for bounce in first..=scene.bounces {
-        let hit = scene.bvh.intersect_slot(&Ray { origin, dir, tmin: 0.0, tmax: f32::INFINITY });
+        // The hit's welded corners are a cache miss in a 40 MB table: start it at the first
+        // candidate hit rather than after the walk.
+        let ray = Ray { origin, dir, tmin: 0.0, tmax: f32::INFINITY };
+        let hit = scene.bvh.intersect_slot_noting(&ray, |slot| prefetch(&scene.slot_verts[slot]));
         rec.flights += 1;
         let direct = bounce == 0 && src.class != Class::Sky;
         if scene.record_segments {
