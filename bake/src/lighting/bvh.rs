@@ -168,12 +168,17 @@ impl Bvh {
         drop(prims);
 
         let mut nodes = huge_vec(tri_count.div_ceil(2).max(1));
-        let root = flatten(&tree, &mut nodes);
         let mut tris = huge_vec(tri_count);
-        tris.extend(ids.iter().map(|&t| Tri {
-            v: [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]),
-            id: t,
-        }));
+        // Flattening is serial; the leaf copies are filled beside it.
+        let (root, ()) = rayon::join(
+            || flatten(&tree, &mut nodes),
+            || {
+                tris.par_extend(ids.par_iter().map(|&t| Tri {
+                    v: [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]),
+                    id: t,
+                }))
+            },
+        );
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
         Ok(Bvh { nodes, tris, root, lo, hi })
     }
