@@ -43,7 +43,7 @@
 //!
 //! # Cost and accuracy (measured with `examples/lighting_accuracy.rs`)
 //! The default world (1.65 M level-0 vertices, 3771 units² of surface), default spec: 11.3 M
-//! paths, 21.6 M rays, 18.5–20 s wall on two cores for the whole lighting stage (each batch's
+//! paths, 21.6 M rays, 18–21 s wall on two cores for the whole lighting stage (each batch's
 //! paths are traced in Morton order of their start points, which keeps the BVH walk in cache:
 //! 27.4 s without). Against a bake with 16× the paths and independent random numbers, the
 //! relative RMS error of per-vertex irradiance (ambient + lights) is 5.0 % over vertices
