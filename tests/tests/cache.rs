@@ -158,23 +158,31 @@ fn cache_stats_and_gc() {
     assert_eq!(kiln(&["cache", "gc", "--max-size", "lots", "--cache", c]), 2);
 }
 
-#[test]
-fn changing_a_light_recomputes_lighting_only() {
-    let dir = scratch("cache-light");
+/// Bakes tiny.toml cold into `dir/a` through a cache, then again into `dir/b` with `lighting`
+/// (lines for the `[lighting]` table) added, and checks that only lighting was recomputed.
+/// Returns the world file's path.
+fn rebake_with_lighting(dir: &Path, lighting: &str) -> PathBuf {
     let cache = dir.join("cache");
     let tiny = fs::read_to_string(repo_root().join("worlds/tiny.toml")).unwrap();
     let world = dir.join("tiny.toml");
     fs::write(&world, &tiny).unwrap();
-    let cold = run(&world, &dir.join("out"), Some(&cache));
-    fs::write(&world, tiny.replace("[lighting]\n", "[lighting]\nsky = { color = [0.4, 0.6, 1.0], intensity = 1.5 }\n")).unwrap();
-    let r = run(&world, &dir.join("out"), Some(&cache));
+    let cold = run(&world, &dir.join("a"), Some(&cache));
+    fs::write(&world, tiny.replace("[lighting]\n", &format!("[lighting]\n{lighting}\n"))).unwrap();
+    let r = run(&world, &dir.join("b"), Some(&cache));
     for stage in ["density", "raw density", "tile-inputs", "geometry"] {
         assert_eq!(computed(&r, stage), 0, "{stage} recomputed: {:?}", r.tallies);
     }
     assert_eq!(computed(&r, "tile lighting"), cold.tiles);
     assert!(r.explanations.iter().filter(|e| e.starts_with("tile lighting")).all(|e| e.contains("changed: lighting")), "{:#?}", r.explanations);
+    world
+}
+
+#[test]
+fn changing_a_light_recomputes_lighting_only() {
+    let dir = scratch("cache-light");
+    let world = rebake_with_lighting(&dir, "sky = { color = [0.4, 0.6, 1.0], intensity = 1.5 }");
     run(&world, &dir.join("clean"), None);
-    assert!(all_files(&dir.join("out/tiny")) == all_files(&dir.join("clean/tiny")));
+    assert!(all_files(&dir.join("b/tiny")) == all_files(&dir.join("clean/tiny")));
 }
 
 /// Mean luminance of the level-0 per-vertex irradiance, and every value, of a bake.
@@ -193,17 +201,7 @@ fn level0_irradiance(bake_dir: &Path) -> (f64, Vec<[f32; 3]>) {
 #[test]
 fn a_new_lighting_noise_seed_redraws_only_the_lighting() {
     let dir = scratch("cache-noise-seed");
-    let cache = dir.join("cache");
-    let tiny = fs::read_to_string(repo_root().join("worlds/tiny.toml")).unwrap();
-    let world = dir.join("tiny.toml");
-    fs::write(&world, &tiny).unwrap();
-    let cold = run(&world, &dir.join("a"), Some(&cache));
-    fs::write(&world, tiny.replace("[lighting]\n", "[lighting]\nnoise_seed = 7\n")).unwrap();
-    let r = run(&world, &dir.join("b"), Some(&cache));
-    for stage in ["density", "raw density", "tile-inputs", "geometry"] {
-        assert_eq!(computed(&r, stage), 0, "{stage} recomputed: {:?}", r.tallies);
-    }
-    assert_eq!(computed(&r, "tile lighting"), cold.tiles);
+    rebake_with_lighting(&dir, "noise_seed = 7");
     // Another draw of the same light: the vertices' values move, their mean (120 k paths) hardly.
     let ((a, va), (b, vb)) = (level0_irradiance(&dir.join("a/tiny")), level0_irradiance(&dir.join("b/tiny")));
     assert_eq!(va.len(), vb.len());
