@@ -233,11 +233,20 @@ pub(crate) fn bake_lighting_with(
     hi += Vec3A::splat(4.0 * eps);
     let sources = sources::sources(spec, lo, hi);
     let total_paths = (spec.paths_per_area as f64 * surface.total_area).ceil().min(1e12) as u64;
-    let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths) };
     let mut albedo_table = vec![spec.albedo; spec.materials.iter().map(|m| m.id as usize + 1).max().unwrap_or(0)];
     for m in &spec.materials {
         albedo_table[m.id as usize] = m.albedo;
     }
+    // Mean albedo luminance over the triangles: how much of the sun's and moon's power their
+    // photons carry into the estimate after the first landing.
+    let reflectance = match mesh.materials {
+        Some(ids) if tri_count > 0 => {
+            let lum = |id: u16| luminance(albedo_table.get(id as usize).copied().unwrap_or(spec.albedo)) as f64;
+            (ids.iter().map(|&id| lum(id)).sum::<f64>() / tri_count as f64) as f32
+        }
+        _ => luminance(spec.albedo),
+    };
+    let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
     let mut acc = VolumeAccumulator::new(*volume);
     let slot_ids: Vec<u32> = bvh.slot_ids().collect();
     let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
