@@ -18,8 +18,11 @@ pub const MIN_AIR: f32 = 0.2;
 const LINES: usize = 2;
 /// Per bin order: +X, -X, +Y, -Y, +Z, -Z (the normal of the receiving surface).
 const BINS: usize = 6;
-/// Slabs of Y rows the accumulation is split into (at most).
-const SLABS: usize = 32;
+/// Slabs of Y rows the accumulation is split into (at most). A segment pays a clip and a walk
+/// set-up in every slab it crosses: 16 slabs took 10 % less time than 32 on the default world
+/// (two cores), although a slab then outgrows the L2 cache. A walk restarts at each slab's
+/// edge, so the slab count moves cell sums by rounding (it depends on the grid, never on threads).
+const SLABS: usize = 16;
 
 /// Where the volume lies and how finely it is divided.
 #[derive(Clone, Copy, Debug, PartialEq)]
