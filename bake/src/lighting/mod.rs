@@ -114,6 +114,9 @@ pub struct SceneMesh<'a> {
     pub indices: &'a [u32],
     /// Optional material id per triangle, looked up in [`LightingSpec::materials`].
     pub materials: Option<&'a [u16]>,
+    /// Triangle counts of spatially compact runs of the index buffer, in order (a terrain's
+    /// tiles), or empty. Only speeds up the BVH build (see [`Bvh::build_clustered`]).
+    pub clusters: &'a [u32],
 }
 
 /// Irradiance at one query point, split by how a renderer may want to use it.
@@ -214,7 +217,7 @@ pub(crate) fn bake_lighting_with(
     }
 
     let (bvh, surface) = rayon::join(
-        || Bvh::build(mesh.positions, mesh.indices),
+        || Bvh::build_clustered(mesh.positions, mesh.indices, mesh.clusters),
         || Surface::new(mesh.positions, mesh.indices),
     );
     let bvh = bvh?;

@@ -56,15 +56,18 @@ pub fn volume_desc(tiling: &Tiling) -> VolumeDesc {
 pub fn bake_world(tiling: &Tiling, level0: &[&TileGeometry], spec: &LightingSpec, seed: u64) -> Result<BakedLighting, LightingStageError> {
     let mut positions = Vec::new();
     let mut indices = Vec::new();
+    let mut clusters = Vec::with_capacity(level0.len());
     for g in level0 {
         let mesh = g.mesh().map_err(|source| LightingStageError::Tile { id: TileId { level: 0, x: 0, y: 0 }, source })?;
         let base = positions.len() as u32;
         indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
         positions.extend_from_slice(&mesh.positions[..]);
+        clusters.push((mesh.main_index_count / 3) as u32);
     }
     let desc = volume_desc(tiling);
     let bounds = (desc.min, desc.max);
-    Ok(bake_lighting(&SceneMesh { positions: &positions, indices: &indices, materials: None }, bounds, &desc, spec, seed)?)
+    let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters };
+    Ok(bake_lighting(&mesh, bounds, &desc, spec, seed)?)
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct

