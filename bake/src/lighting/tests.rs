@@ -152,7 +152,7 @@ fn open_plane_under_uniform_sky_receives_pi_l() {
     for (x, y) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
         let below = x + 4 * y;
         let above = x + 4 * (y + 4);
-        assert_eq!(vol.air[below], 0.0);
+        assert!(vol.air[below] < 1e-5, "cell ({x}, {y}) below the plane: air {}", vol.air[below]);
         assert!((vol.air[above] - 1.0).abs() < 1e-6);
         let up = vol.ambient[above][4][0];
         assert!((up - PI).abs() < 0.1 * PI, "cell ({x}, {y}): {up}");
