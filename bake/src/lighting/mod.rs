@@ -6,8 +6,10 @@
 //! - **Sources.** The sky (uniform radiance over the upper hemisphere) and the sun and moon
 //!   (parallel beams) enter through the faces of the scene box; point, spot and line lights emit
 //!   from their shapes. Each source gets a share of `paths_per_area · surface area` paths in
-//!   proportion to its power. Photons bounce off Lambertian surfaces (cosine directions, at
-//!   most `bounces` reflections).
+//!   proportion to the power it adds to the estimate: its power, but only the reflected part
+//!   (mean albedo × power) for the sun and moon, whose first landing deposits nothing (see
+//!   below). Photons bounce off Lambertian surfaces (cosine directions, at most `bounces`
+//!   reflections).
 //! - **Sampling.** A path's first eight random decisions (where and in which direction it
 //!   leaves, and its first bounce) are the coordinates of an Owen-scrambled Sobol point, point
 //!   `i` for path `i` of its source (see `qmc.rs`); later ones are independent random numbers. The
@@ -43,15 +45,15 @@
 //!
 //! # Cost and accuracy (measured with `examples/lighting_accuracy.rs`)
 //! The default world (1.65 M level-0 vertices, 3771 units² of surface), default spec: 11.3 M
-//! paths, 21.6 M rays, 18–21 s wall on two cores for the whole lighting stage (each batch's
+//! paths, 20.9 M rays, 18–20 s wall on two cores for the whole lighting stage (each batch's
 //! paths are traced in Morton order of their start points, which keeps the BVH walk in cache:
 //! 27.4 s without). Against a bake with 16× the paths and independent random numbers, the
-//! relative RMS error of per-vertex irradiance (ambient + lights) is 5.0 % over vertices
-//! brighter than 5 % of the mean (5.0–5.7 % over eight noise seeds), 2.7 % energy-weighted; most
-//! of it sits in dim cave interiors (12 % at 5–10 % of the mean brightness, 1.7 % above twice
-//! the mean). The weight window gave 1.24× the efficiency of plain roulette, and the Sobol
-//! points with a smaller pilot another 1.34×. Cost grows linearly with `paths_per_area`, noise
-//! falls with its square root.
+//! relative RMS error of per-vertex irradiance (ambient + lights) is 4.95 % over vertices
+//! brighter than 5 % of the mean (4.8–5.3 % over eight noise seeds), 2.6 % energy-weighted; most
+//! of it sits in dim cave interiors (12 % at 5–10 % of the mean brightness, 1.6 % above twice
+//! the mean). The weight window gave 1.24× the efficiency of plain roulette, the Sobol points
+//! with a smaller pilot another 1.34×, and shares by reflected sun power 1.1×. Cost grows
+//! linearly with `paths_per_area`, noise falls with its square root.
 
 mod bvh;
 mod mem;
