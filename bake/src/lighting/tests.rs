@@ -378,3 +378,23 @@ fn weight_window_splits_paths_in_the_dark_and_keeps_the_expected_value() {
     assert!((wm - rm).abs() < bound.max(0.01 * rm), "expected values differ: window {wm}, roulette {rm} (bound {bound})");
     assert!(wf as f64 > 1.05 * rf as f64, "too few paths were split: {wf} flights against {rf}");
 }
+
+#[test]
+fn sun_paths_follow_the_power_the_surfaces_reflect() {
+    // Sun photons deposit nothing where they first land, so the sun's share of the paths
+    // follows its reflected power: only the equal floor (a tenth each for sky and sun) when
+    // nothing is reflected, more the brighter the ground.
+    let (mut pos, mut idx) = (Vec::new(), Vec::new());
+    grid(4, (0.0, 2.0), (0.0, 2.0), 0.0, &mut pos, &mut idx);
+    let mut spec = LightingSpec { paths_per_area: 500.0, ..LightingSpec::default() };
+    let mut sun_share = |albedo: f32| {
+        spec.albedo = [albedo; 3];
+        let baked = bake(&pos, &idx, ([0.0; 3], [2.0, 2.0, 1.0]), &no_volume(), &spec, 3);
+        let paths = &baked.stats().paths;
+        assert_eq!(paths.len(), 2, "sky and sun (the moon is down at 10 h)");
+        paths[1] as f64 / (paths[0] + paths[1]) as f64
+    };
+    let (black, grey, white) = (sun_share(0.0), sun_share(0.5), sun_share(1.0));
+    assert!((black - 0.1).abs() < 0.002, "{black}");
+    assert!(black < grey && grey < white, "{black} {grey} {white}");
+}
