@@ -77,9 +77,39 @@ pub fn tile_lighting(baked: &BakedLighting, tiling: &Tiling, id: TileId, geometr
     let err = |source| LightingStageError::Tile { id, source };
     let mesh = geometry.mesh().map_err(err)?;
     let e = baked.filtered_at(&mesh.positions, &mesh.normals)?;
-    let vertex = VertexIrradiance(e.iter().map(|i| [0, 1, 2].map(|c| i.ambient[c] + i.lights[c])).collect());
+    let mut vertex: Vec<[f32; 3]> = e.iter().map(|i| [0, 1, 2].map(|c| i.ambient[c] + i.lights[c])).collect();
+    // Skirt vertices hang below the surface (inside the rock), where the bake has no light to
+    // give: they take the irradiance of the border vertex they hang from, as they take its AO.
+    for (skirt, source) in skirt_sources(&mesh.positions, &mesh.indices, mesh.main_index_count) {
+        vertex[skirt as usize] = vertex[source as usize];
+    }
+    let vertex = VertexIrradiance(vertex);
     let grid = slice_volume(baked.volume(), tiling, id);
     Ok(TileLighting { vertex_raw: vertex.encode().map_err(err)?, volume_raw: grid.encode().map_err(err)? })
+}
+
+/// `(skirt vertex, border vertex it hangs from)` for every vertex used only by skirt triangles
+/// (the indices past `main_index_count`): the nearest main-surface vertex among those sharing a
+/// skirt triangle with it, which is its border vertex (the quad's other border corner is a whole
+/// edge further away). Ties go to the lower index.
+fn skirt_sources(positions: &[[f32; 3]], indices: &[u32], main_index_count: usize) -> Vec<(u32, u32)> {
+    let mut on_surface = vec![false; positions.len()];
+    for &i in &indices[..main_index_count] {
+        on_surface[i as usize] = true;
+    }
+    let mut nearest: std::collections::BTreeMap<u32, (f32, u32)> = std::collections::BTreeMap::new();
+    for tri in indices[main_index_count..].chunks_exact(3) {
+        for &s in tri.iter().filter(|&&v| !on_surface[v as usize]) {
+            for &m in tri.iter().filter(|&&v| on_surface[v as usize]) {
+                let d: f32 = (0..3).map(|a| (positions[s as usize][a] - positions[m as usize][a]).powi(2)).sum();
+                let best = nearest.entry(s).or_insert((d, m));
+                if (d, m) < *best {
+                    *best = (d, m);
+                }
+            }
+        }
+    }
+    nearest.into_iter().map(|(s, (_, m))| (s, m)).collect()
 }
 
 fn slice_volume(v: &IrradianceVolume, tiling: &Tiling, id: TileId) -> IrradianceGrid {
@@ -115,5 +145,33 @@ fn slice_volume(v: &IrradianceVolume, tiling: &Tiling, id: TileId) -> Irradiance
         dims: [xs.len() as u32, ys.len() as u32, nz as u32],
         ambient,
         direct,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::skirts::{add_skirts, BorderPlane};
+    use super::skirt_sources;
+
+    #[test]
+    fn skirt_vertices_are_traced_back_to_the_border_vertex_they_hang_from() {
+        // A 4x4 grid of unit quads facing up, skirted on all four borders (corners twice).
+        let n = 4u32;
+        let mut positions: Vec<[f32; 3]> = (0..=n).flat_map(|y| (0..=n).map(move |x| [x as f32, y as f32, 0.0])).collect();
+        let mut normals = vec![[0.0, 0.0, 1.0]; positions.len()];
+        let mut indices = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * (n + 1) + x;
+                let j = i + n + 1;
+                indices.extend_from_slice(&[i, i + 1, j + 1, i, j + 1, j]);
+            }
+        }
+        let (main_vertices, main_index_count) = (positions.len(), indices.len());
+        let planes = [0.0, 4.0].into_iter().flat_map(|at| [0, 1].map(|axis| BorderPlane { axis, at })).collect::<Vec<_>>();
+        let sources = add_skirts(&mut positions, &mut normals, &mut indices, &planes, 1.0);
+        assert_eq!(sources.len(), 4 * 5, "five skirt vertices per border");
+        let expected: Vec<(u32, u32)> = sources.iter().enumerate().map(|(k, &s)| ((main_vertices + k) as u32, s)).collect();
+        assert_eq!(skirt_sources(&positions, &indices, main_index_count), expected);
     }
 }
