@@ -48,9 +48,9 @@
 //! paths, 20.9 M rays, 18–20 s wall on two cores for the whole lighting stage (each batch's
 //! paths are traced in Morton order of their start points, which keeps the BVH walk in cache:
 //! 27.4 s without). Against a bake with 16× the paths and independent random numbers, the
-//! relative RMS error of per-vertex irradiance (ambient + lights) is 4.95 % over vertices
-//! brighter than 5 % of the mean (4.8–5.3 % over eight noise seeds), 2.6 % energy-weighted; most
-//! of it sits in dim cave interiors (12 % at 5–10 % of the mean brightness, 1.6 % above twice
+//! relative RMS error of per-vertex irradiance (ambient + lights) is 5.0 % over vertices
+//! brighter than 5 % of the mean (4.8–5.6 % over eight noise seeds), 2.6 % energy-weighted; most
+//! of it sits in dim cave interiors (12 % at 5–10 % of the mean brightness, 1.4 % above twice
 //! the mean). The weight window gave 1.24× the efficiency of plain roulette, the Sobol points
 //! with a smaller pilot another 1.34×, and shares by reflected sun power 1.1×. Cost grows
 //! linearly with `paths_per_area`, noise falls with its square root.
