@@ -130,14 +130,15 @@ impl Bounds {
 /// Builds the tree over `prims`, split into runs of `runs[i]` triangles (empty: one run), and
 /// returns it with its bounds.
 fn build_runs(prims: &mut [Prim], runs: &[u32]) -> (BuildNode, Bounds) {
-    if runs.iter().filter(|&&r| r > 0).count() <= 1 {
+    let run_count = runs.iter().filter(|&&r| r > 0).count();
+    if run_count <= 1 {
         let bounds = Bounds::of(prims);
         return (build_node(prims, 0, 0, bounds), bounds);
     }
-    // Each run's subtree, in parallel; the top tree's depth is at most that of a balanced
-    // tree over the runs, counted in so the depth bound still holds.
-    let top_depth = usize::BITS - (runs.len() - 1).leading_zeros();
-    let mut slices = Vec::with_capacity(runs.len());
+    // The top tree is at most `top_depth` deep (see `join_runs`); the runs' subtrees count from
+    // there, so the depth bound of the whole tree still holds.
+    let top_depth = 2 * (usize::BITS - (run_count - 1).leading_zeros());
+    let mut slices = Vec::with_capacity(run_count);
     let (mut rest, mut offset) = (prims, 0u32);
     for &r in runs.iter().filter(|&&r| r > 0) {
         let (run, tail) = rest.split_at_mut(r as usize);
@@ -152,20 +153,22 @@ fn build_runs(prims: &mut [Prim], runs: &[u32]) -> (BuildNode, Bounds) {
             (build_node(run, offset, top_depth, bounds), bounds, run.len() as u32)
         })
         .collect();
-    join_runs(subtrees)
+    join_runs(subtrees, 0, top_depth)
 }
 
 /// Joins subtrees into one by top-down SAH over their boxes (an exact sweep: there are few),
-/// ties broken by input order.
-fn join_runs(mut items: Vec<(BuildNode, Bounds, u32)>) -> (BuildNode, Bounds) {
+/// ties broken by input order. From depth `max_depth / 2` on, each split halves the items
+/// instead, so the top tree is never deeper than `max_depth`, whatever the runs' layout.
+fn join_runs(items: Vec<(BuildNode, Bounds, u32)>, depth: u32, max_depth: u32) -> (BuildNode, Bounds) {
     let mut all = Bounds::EMPTY;
     items.iter().for_each(|i| all.grow(&i.1));
-    if items.len() == 1 {
-        let (node, bounds, _) = items.pop().expect("one item");
+    let n = items.len();
+    if n == 1 {
+        let (node, bounds, _) = items.into_iter().next().expect("one item");
         return (node, bounds);
     }
-    let n = items.len();
-    let mut best: Option<(f32, usize, usize)> = None;
+    // Per axis, the items in order of their box centres; the best split over all axes.
+    let mut best: Option<(f32, Vec<usize>, usize)> = None;
     for axis in 0..3 {
         let mut order: Vec<usize> = (0..n).collect();
         let key = |i: usize| (items[i].1.boxes.lo[axis] + items[i].1.boxes.hi[axis], i);
@@ -178,22 +181,31 @@ fn join_runs(mut items: Vec<(BuildNode, Bounds, u32)>) -> (BuildNode, Bounds) {
             right_cost[k] = acc.half_area() * cnt as f32;
         }
         let (mut acc, mut cnt) = (Aabb::EMPTY, 0u64);
+        let mut axis_best: Option<(f32, usize)> = None;
         for k in 1..n {
             acc.grow(&items[order[k - 1]].1.boxes);
             cnt += items[order[k - 1]].2 as u64;
-            let cost = acc.half_area() * cnt as f32 + right_cost[k];
-            if best.is_none_or(|(c, _, _)| cost < c) {
-                best = Some((cost, axis, k));
+            let cost = if depth < max_depth / 2 {
+                acc.half_area() * cnt as f32 + right_cost[k]
+            } else {
+                // Halving: the split nearest the middle.
+                (k as f32 - n as f32 / 2.0).abs()
+            };
+            if axis_best.is_none_or(|(c, _)| cost < c) {
+                axis_best = Some((cost, k));
+            }
+        }
+        if let Some((cost, k)) = axis_best {
+            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                best = Some((cost, order, k));
             }
         }
     }
-    let (_, axis, k) = best.expect("two or more items have a split");
-    let key = |b: &Bounds| b.boxes.lo[axis] + b.boxes.hi[axis];
-    let mut indexed: Vec<(usize, (BuildNode, Bounds, u32))> = items.into_iter().enumerate().collect();
-    indexed.sort_by(|a, b| (key(&a.1 .1), a.0).partial_cmp(&(key(&b.1 .1), b.0)).unwrap_or(std::cmp::Ordering::Equal));
-    let right: Vec<_> = indexed.split_off(k).into_iter().map(|x| x.1).collect();
-    let left: Vec<_> = indexed.into_iter().map(|x| x.1).collect();
-    let ((l, lb), (r, rb)) = (join_runs(left), join_runs(right));
+    let (_, order, k) = best.expect("two or more items have a split");
+    let mut slots: Vec<Option<(BuildNode, Bounds, u32)>> = items.into_iter().map(Some).collect();
+    let mut take = |range: &[usize]| range.iter().map(|&i| slots[i].take().expect("each item once")).collect::<Vec<_>>();
+    let (left, right) = (take(&order[..k]), take(&order[k..]));
+    let ((l, lb), (r, rb)) = (join_runs(left, depth + 1, max_depth), join_runs(right, depth + 1, max_depth));
     (BuildNode::Inner { boxes: [lb.boxes, rb.boxes], kids: Box::new([l, r]) }, all)
 }
 
@@ -399,4 +411,30 @@ fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> u32 {
     }
     nodes[index] = n;
     index as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth(node: &BuildNode) -> u32 {
+        match node {
+            BuildNode::Leaf { .. } => 0,
+            BuildNode::Inner { kids, .. } => 1 + depth(&kids[0]).max(depth(&kids[1])),
+        }
+    }
+
+    #[test]
+    fn many_runs_in_one_place_keep_the_top_tree_shallow() {
+        // 600 one-triangle runs whose boxes nest, each 5 % larger than the last: the SAH over the
+        // runs alone builds a lopsided tree (25 deep here), and nothing bounds how lopsided.
+        let mut prims: Vec<Prim> = (0..600u32)
+            .map(|k| {
+                let r = 1.05f32.powi(k as i32);
+                Prim { lo: [-r, -r, -r], id: k, hi: [r, r, r] }
+            })
+            .collect();
+        let (tree, _) = build_runs(&mut prims, &[1; 600]);
+        assert!(depth(&tree) <= 20, "top tree {} deep over 600 runs", depth(&tree));
+    }
 }
