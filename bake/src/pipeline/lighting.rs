@@ -76,11 +76,22 @@ pub fn bake_world(tiling: &Tiling, level0: &[&TileGeometry], spec: &LightingSpec
 pub fn tile_lighting(baked: &BakedLighting, tiling: &Tiling, id: TileId, geometry: &TileGeometry) -> Result<TileLighting, LightingStageError> {
     let err = |source| LightingStageError::Tile { id, source };
     let mesh = geometry.mesh().map_err(err)?;
-    let e = baked.filtered_at(&mesh.positions, &mesh.normals)?;
-    let mut vertex: Vec<[f32; 3]> = e.iter().map(|i| [0, 1, 2].map(|c| i.ambient[c] + i.lights[c])).collect();
     // Skirt vertices hang below the surface (inside the rock), where the bake has no light to
-    // give: they take the irradiance of the border vertex they hang from, as they take its AO.
-    for (skirt, source) in skirt_sources(&mesh.positions, &mesh.indices, mesh.main_index_count) {
+    // give: only the surface is queried, and skirts take the irradiance of the border vertex they
+    // hang from, as they take its AO.
+    let skirts = skirt_sources(&mesh.positions, &mesh.indices, mesh.main_index_count);
+    let mut is_skirt = vec![false; mesh.positions.len()];
+    skirts.iter().for_each(|&(s, _)| is_skirt[s as usize] = true);
+    let surface = |v: &usize| !is_skirt[*v];
+    let positions: Vec<[f32; 3]> = (0..mesh.positions.len()).filter(surface).map(|v| mesh.positions[v]).collect();
+    let normals: Vec<[f32; 3]> = (0..mesh.positions.len()).filter(surface).map(|v| mesh.normals[v]).collect();
+    let mut lit = baked.filtered_at(&positions, &normals)?.into_iter();
+    let mut vertex = vec![[0.0f32; 3]; mesh.positions.len()];
+    for (_, out) in vertex.iter_mut().enumerate().filter(|(v, _)| !is_skirt[*v]) {
+        let i = lit.next().expect("one query per surface vertex");
+        *out = [0, 1, 2].map(|c| i.ambient[c] + i.lights[c]);
+    }
+    for (skirt, source) in skirts {
         vertex[skirt as usize] = vertex[source as usize];
     }
     let vertex = VertexIrradiance(vertex);
