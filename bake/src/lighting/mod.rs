@@ -313,13 +313,47 @@ impl BakedLighting {
         self.query_all(positions, normals, false)
     }
 
-    fn query_all(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], celestial: bool) -> Result<Vec<Irradiance>, LightingError> {
+    /// [`BakedLighting::filtered_at`] for points that are most likely vertices of the baked mesh:
+    /// `baked_vertex[i]` is the index (into the baked mesh's `positions`) of the vertex expected at
+    /// `positions[i]`. Where that vertex sits exactly at the point, its value is read without the
+    /// search; elsewhere the point is looked up as usual. The results equal `filtered_at`'s.
+    pub fn filtered_at_baked_vertices(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], baked_vertex: &[u32]) -> Result<Vec<Irradiance>, LightingError> {
+        if baked_vertex.len() != positions.len() {
+            return Err(LightingError::Query(format!("{} positions but {} baked vertices", positions.len(), baked_vertex.len())));
+        }
+        self.check_queries(positions, normals)?;
+        Ok(positions
+            .par_iter()
+            .zip(normals)
+            .zip(baked_vertex)
+            .map(|((p, n), &b)| {
+                let p = Vec3A::from(*p);
+                // The search's exact-match case: welded vertices have distinct positions, so the
+                // vertex at `p` is the one welded from `b`.
+                let welded = self.surface.weld.get(b as usize).map(|&w| w as usize);
+                match welded.filter(|&w| self.surface.pos[w] == p) {
+                    Some(w) => {
+                        let (ambient, lights) = self.vertex[w];
+                        Irradiance { ambient, lights, ..Irradiance::default() }
+                    }
+                    None => self.query(p, Vec3A::from(*n).normalize_or_zero(), false),
+                }
+            })
+            .collect())
+    }
+
+    fn check_queries(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<(), LightingError> {
         if positions.len() != normals.len() {
             return Err(LightingError::Query(format!("{} positions but {} normals", positions.len(), normals.len())));
         }
         if let Some(i) = positions.iter().chain(normals).position(|p| !p.iter().all(|c| c.is_finite())) {
             return Err(LightingError::Query(format!("entry {} is not finite", i % positions.len().max(1))));
         }
+        Ok(())
+    }
+
+    fn query_all(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], celestial: bool) -> Result<Vec<Irradiance>, LightingError> {
+        self.check_queries(positions, normals)?;
         Ok(positions
             .par_iter()
             .zip(normals)

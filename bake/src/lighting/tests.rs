@@ -398,3 +398,26 @@ fn sun_paths_follow_the_power_the_surfaces_reflect() {
     assert!((black - 0.1).abs() < 0.002, "{black}");
     assert!(black < grey && grey < white, "{black} {grey} {white}");
 }
+
+#[test]
+fn reading_baked_vertices_directly_equals_searching_for_them() {
+    // A plane with a bump: every vertex queried through its own index, through a wrong index
+    // (which must fall back to the search) and by position alone.
+    let (mut pos, mut idx) = (Vec::new(), Vec::new());
+    grid(12, (0.0, 2.0), (0.0, 2.0), 0.0, &mut pos, &mut idx);
+    for p in pos.iter_mut() {
+        p[2] = 0.2 * (-(p[0] - 1.0).powi(2) * 4.0 - (p[1] - 1.0).powi(2) * 4.0).exp();
+    }
+    let spec = LightingSpec { paths_per_area: 400.0, ..LightingSpec::default() };
+    let baked = bake(&pos, &idx, ([0.0; 3], [2.0, 2.0, 1.0]), &no_volume(), &spec, 5);
+    let normals = vec![[0.0, 0.0, 1.0]; pos.len()];
+    let searched = baked.filtered_at(&pos, &normals).unwrap();
+    let own: Vec<u32> = (0..pos.len() as u32).collect();
+    assert_eq!(baked.filtered_at_baked_vertices(&pos, &normals, &own).unwrap(), searched);
+    let wrong: Vec<u32> = (0..pos.len() as u32).map(|v| (v * 7 + 3) % pos.len() as u32).collect();
+    assert_eq!(baked.filtered_at_baked_vertices(&pos, &normals, &wrong).unwrap(), searched);
+    let out_of_range = vec![u32::MAX; pos.len()];
+    assert_eq!(baked.filtered_at_baked_vertices(&pos, &normals, &out_of_range).unwrap(), searched);
+    assert!(searched.iter().any(|e| e.ambient[0] > 0.0));
+    assert!(baked.filtered_at_baked_vertices(&pos, &normals, &own[1..]).is_err());
+}

@@ -5,6 +5,8 @@
 //! the world), because sky light entering a cave mouth several tiles away still reaches it. The bake
 //! is cached as a whole per (level-0 geometry, lighting settings, seed) and per tile as section bytes.
 
+use std::collections::HashMap;
+
 use kiln_formats::sections::{IrradianceGrid, VertexIrradiance};
 use kiln_formats::{FormatError, Section};
 
@@ -52,14 +54,24 @@ pub fn volume_desc(tiling: &Tiling) -> VolumeDesc {
     VolumeDesc { min: [0.0; 3], max: dims.map(|d| d as f32 * cell), dims }
 }
 
+/// The world's light transport and where each level-0 tile's vertices sit in the mesh it was
+/// baked over.
+pub struct WorldLighting {
+    pub baked: BakedLighting,
+    /// Level-0 tile → index of its first vertex in the baked mesh.
+    first_vertex: HashMap<TileId, u32>,
+}
+
 /// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded).
-pub fn bake_world(tiling: &Tiling, level0: &[&TileGeometry], spec: &LightingSpec, seed: u64) -> Result<BakedLighting, LightingStageError> {
+pub fn bake_world(tiling: &Tiling, level0: &[(TileId, &TileGeometry)], spec: &LightingSpec, seed: u64) -> Result<WorldLighting, LightingStageError> {
     let mut positions = Vec::new();
     let mut indices = Vec::new();
     let mut clusters = Vec::with_capacity(level0.len());
-    for g in level0 {
-        let mesh = g.mesh().map_err(|source| LightingStageError::Tile { id: TileId { level: 0, x: 0, y: 0 }, source })?;
+    let mut first_vertex = HashMap::with_capacity(level0.len());
+    for &(id, g) in level0 {
+        let mesh = g.mesh().map_err(|source| LightingStageError::Tile { id, source })?;
         let base = positions.len() as u32;
+        first_vertex.insert(id, base);
         indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
         positions.extend_from_slice(&mesh.positions[..]);
         clusters.push((mesh.main_index_count / 3) as u32);
@@ -67,14 +79,15 @@ pub fn bake_world(tiling: &Tiling, level0: &[&TileGeometry], spec: &LightingSpec
     let desc = volume_desc(tiling);
     let bounds = (desc.min, desc.max);
     let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters };
-    Ok(bake_lighting(&mesh, bounds, &desc, spec, seed)?)
+    Ok(WorldLighting { baked: bake_lighting(&mesh, bounds, &desc, spec, seed)?, first_vertex })
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
 /// light is left to the renderer, which draws it with shadows), and the volume cells over the
 /// tile's footprint (one cell of margin), taking every 2^level-th cell in X and Y.
-pub fn tile_lighting(baked: &BakedLighting, tiling: &Tiling, id: TileId, geometry: &TileGeometry) -> Result<TileLighting, LightingStageError> {
+pub fn tile_lighting(world: &WorldLighting, tiling: &Tiling, id: TileId, geometry: &TileGeometry) -> Result<TileLighting, LightingStageError> {
     let err = |source| LightingStageError::Tile { id, source };
+    let baked = &world.baked;
     let mesh = geometry.mesh().map_err(err)?;
     // Skirt vertices hang below the surface (inside the rock), where the bake has no light to
     // give: only the surface is queried, and skirts take the irradiance of the border vertex they
@@ -82,14 +95,17 @@ pub fn tile_lighting(baked: &BakedLighting, tiling: &Tiling, id: TileId, geometr
     let skirts = skirt_sources(&mesh.positions, &mesh.indices, mesh.main_index_count);
     let mut is_skirt = vec![false; mesh.positions.len()];
     skirts.iter().for_each(|&(s, _)| is_skirt[s as usize] = true);
-    let surface = |v: &usize| !is_skirt[*v];
-    let positions: Vec<[f32; 3]> = (0..mesh.positions.len()).filter(surface).map(|v| mesh.positions[v]).collect();
-    let normals: Vec<[f32; 3]> = (0..mesh.positions.len()).filter(surface).map(|v| mesh.normals[v]).collect();
-    let mut lit = baked.filtered_at(&positions, &normals)?.into_iter();
+    let surface: Vec<u32> = (0..mesh.positions.len() as u32).filter(|&v| !is_skirt[v as usize]).collect();
+    let positions: Vec<[f32; 3]> = surface.iter().map(|&v| mesh.positions[v as usize]).collect();
+    let normals: Vec<[f32; 3]> = surface.iter().map(|&v| mesh.normals[v as usize]).collect();
+    // A level-0 tile's vertices are the baked mesh's own: read them without a search.
+    let lit = match world.first_vertex.get(&id) {
+        Some(&first) => baked.filtered_at_baked_vertices(&positions, &normals, &surface.iter().map(|&v| first + v).collect::<Vec<_>>())?,
+        None => baked.filtered_at(&positions, &normals)?,
+    };
     let mut vertex = vec![[0.0f32; 3]; mesh.positions.len()];
-    for (_, out) in vertex.iter_mut().enumerate().filter(|(v, _)| !is_skirt[*v]) {
-        let i = lit.next().expect("one query per surface vertex");
-        *out = [0, 1, 2].map(|c| i.ambient[c] + i.lights[c]);
+    for (&v, i) in surface.iter().zip(lit) {
+        vertex[v as usize] = [0, 1, 2].map(|c| i.ambient[c] + i.lights[c]);
     }
     for (skirt, source) in skirts {
         vertex[skirt as usize] = vertex[source as usize];

@@ -303,7 +303,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     let clock = Instant::now();
     let mut light_detail = "unchanged (cached)".to_owned();
     if !unlit.is_empty() {
-        let level0: Vec<&TileGeometry> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).map(|i| &geometry[&i]).collect();
+        let level0: Vec<(TileId, &TileGeometry)> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).map(|i| (plan.tiles[i], &geometry[&i])).collect();
         let baked = lighting::bake_world(&tiling, &level0, &spec.lighting, plan.lighting_seed()).map_err(|e| plan.failed(e))?;
         let transport_secs = clock.elapsed().as_secs_f64();
         let pb = bar(opts, unlit.len() as u64, "lighting");
@@ -325,7 +325,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
                 lights[j] = it.next();
             }
         }
-        let s = baked.stats();
+        let s = baked.baked.stats();
         light_detail = format!(
             "{} paths, {} rays over {:.0} square units ({transport_secs:.2} s), {} tiles queried ({:.2} s)",
             s.paths.iter().sum::<u64>(),
@@ -564,12 +564,13 @@ pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> 
     let g = geometry(index)?;
     // Lighting reads the whole world's level-0 geometry (its halo is the world).
     let level0: Vec<usize> = (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0).collect();
-    let level0_geometry: Vec<TileGeometry> = level0.par_iter().map(|&i| geometry(i)).collect::<Result<_, _>>()?;
+    let level0_geometry: Vec<(TileId, TileGeometry)> = level0.par_iter().map(|&i| Ok((plan.tiles[i], geometry(i)?))).collect::<Result<_, CliError>>()?;
     let all_hashes = tile_input_hashes(&v.density, &tiling, &plan.tiles, reach);
     let geometry_keys: Vec<StageInputs> = plan.tiles.iter().zip(&all_hashes).map(|(&t, &h)| plan.geometry_inputs(t, h)).collect();
     let lighting_key = plan.lighting_inputs(&geometry_keys);
     let pack_key = plan.pack_inputs(&geometry_keys[index], &plan.tile_lighting_inputs(&lighting_key, &geometry_keys[index]));
-    let baked = lighting::bake_world(&tiling, &level0_geometry.iter().collect::<Vec<_>>(), &spec.lighting, plan.lighting_seed()).map_err(|e| plan.failed(e))?;
+    let level0_refs: Vec<(TileId, &TileGeometry)> = level0_geometry.iter().map(|(id, g)| (*id, g)).collect();
+    let baked = lighting::bake_world(&tiling, &level0_refs, &spec.lighting, plan.lighting_seed()).map_err(|e| plan.failed(e))?;
     let light = lighting::tile_lighting(&baked, &tiling, id, &g).map_err(|e| plan.failed(e))?;
     let ctx = PackContext { world_name: &spec.name, writer_version: writer_version() };
     Ok(assemble_pack(&ctx, id, &g, &light, pack_key.key().0 as u64).map_err(|e| plan.failed(e))?.pack)
