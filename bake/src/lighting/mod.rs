@@ -253,9 +253,10 @@ pub(crate) fn bake_lighting_with(
     };
     let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
     let mut acc = VolumeAccumulator::new(*volume);
-    let slot_ids: Vec<u32> = bvh.slot_ids().collect();
+    let slot_ids: Vec<Option<u32>> = bvh.slot_ids().collect();
     let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
-    slot_verts.par_extend(slot_ids.par_iter().map(|&t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize])));
+    // Unused lanes are never hit; their entry is a placeholder.
+    slot_verts.par_extend(slot_ids.par_iter().map(|t| t.map_or([0; 3], |t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize]))));
     let scene = Scene {
         bvh: &bvh,
         slot_verts: &slot_verts,

@@ -260,7 +260,7 @@ fn trace_photon(
             return;
         }
         let tri = h.tri as usize;
-        let [p0, p1, p2] = *scene.bvh.slot_vertices(slot);
+        let [p0, p1, p2] = scene.bvh.slot_vertices(slot);
         let p = [Vec3A::from(p0), Vec3A::from(p1), Vec3A::from(p2)];
         let weights = [1.0 - h.u - h.v, h.u, h.v];
         let verts = scene.slot_verts[slot];

@@ -3,12 +3,14 @@
 
 use super::{Aabb, Bvh, Node, LEAF_FLAG, MAX_LEAF};
 use crate::lighting::mem::huge_vec;
-use crate::lighting::triangle::Tri;
+use crate::lighting::triangle::{TriBlock, BLOCK};
 use crate::lighting::LightingError;
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
 
 const BINS: usize = 16;
+/// Cost of testing one triangle block, relative to one 4-wide node visit.
+const BLOCK_COST: f32 = 1.0;
 /// Beyond this depth nodes split at the median, which bounds the depth (and the traversal stack).
 const SAH_MAX_DEPTH: u32 = 40;
 /// Subtrees with more triangles than this are built on another rayon task.
@@ -87,20 +89,36 @@ impl Bvh {
         let ids: Vec<u32> = prims.iter().map(|p| p.id).collect();
         drop(prims);
 
+        // Each leaf starts a new block: number the blocks in leaf order.
+        let mut leaves = Vec::new();
+        collect_leaves(&tree, &mut leaves);
+        leaves.sort_unstable_by_key(|l| l.0);
+        let mut first_block = vec![0u32; tri_count + 1];
+        let mut block_count = 0u32;
+        for &(start, count) in &leaves {
+            first_block[start as usize] = block_count;
+            block_count += count.div_ceil(BLOCK as u32);
+        }
         let mut nodes = huge_vec(tri_count.div_ceil(2).max(1));
-        let mut tris = huge_vec(tri_count);
-        // Flattening is serial; the leaf copies are filled beside it.
+        let mut blocks: Vec<TriBlock> = huge_vec(block_count as usize);
+        let corners = |t: u32| [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]);
+        // Flattening is serial; the leaf blocks are filled beside it.
         let (root, ()) = rayon::join(
-            || flatten(&tree, &mut nodes),
+            || flatten(&tree, &first_block, &mut nodes),
             || {
-                tris.par_extend(ids.par_iter().map(|&t| Tri {
-                    v: [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]),
-                    id: t,
+                blocks.par_extend(leaves.par_iter().flat_map_iter(|&(start, count)| {
+                    let leaf = &ids[start as usize..(start + count) as usize];
+                    leaf.chunks(BLOCK).map(|chunk| TriBlock::new(&chunk.iter().map(|&t| corners(t)).collect::<Vec<_>>())).collect::<Vec<_>>()
                 }))
             },
         );
+        let mut slot_ids = vec![u32::MAX; blocks.len() * BLOCK];
+        for &(start, count) in &leaves {
+            let first = first_block[start as usize] as usize * BLOCK;
+            slot_ids[first..first + count as usize].copy_from_slice(&ids[start as usize..(start + count) as usize]);
+        }
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
-        Ok(Bvh { nodes, tris, root, lo, hi })
+        Ok(Bvh { nodes, blocks, ids: slot_ids, tri_count, root, lo, hi })
     }
 }
 
@@ -250,6 +268,13 @@ enum Split {
     Plane { axis: usize, bin: usize, scale: f32, lo: f32, boxes: [Aabb; 2] },
 }
 
+/// Blocks a leaf of `n` triangles fills: the SAH's leaf cost (a block costs the same however
+/// many of its lanes are used).
+#[inline]
+fn blocks(n: usize) -> f32 {
+    n.div_ceil(BLOCK) as f32
+}
+
 #[inline]
 fn bin_index(c: f32, lo: f32, scale: f32) -> usize {
     (((c - lo) * scale) as usize).min(BINS - 1)
@@ -336,7 +361,7 @@ fn sah_split(prims: &[Prim], bounds: &Bounds) -> Option<Split> {
             if cnt == 0 || right_count[b] == 0 {
                 continue;
             }
-            let cost = acc.half_area() * cnt as f32 + right_area[b] * right_count[b] as f32;
+            let cost = acc.half_area() * blocks(cnt) + right_area[b] * blocks(right_count[b]);
             if best.is_none_or(|(c, _, _)| cost < c) {
                 best = Some((cost, axis, b));
             }
@@ -345,8 +370,8 @@ fn sah_split(prims: &[Prim], bounds: &Bounds) -> Option<Split> {
     let (cost, axis, bin) = best?;
     // Traversal cost of an interior node relative to one triangle test (1: costs between 0.5 and
     // 8 traced the default world equally fast).
-    let split_cost = 1.0 + cost / bounds.boxes.half_area().max(f32::MIN_POSITIVE);
-    if n <= MAX_LEAF && split_cost >= n as f32 {
+    let split_cost = 1.0 + BLOCK_COST * cost / bounds.boxes.half_area().max(f32::MIN_POSITIVE);
+    if n <= MAX_LEAF && split_cost >= BLOCK_COST * blocks(n) {
         return Some(Split::Leaf);
     }
     // The children's boxes are exactly the unions of their bins.
@@ -375,14 +400,23 @@ fn partition(prims: &mut [Prim], pred: impl Fn(Vec3A) -> bool) -> (usize, [Aabb;
     (first, centroids)
 }
 
-fn leaf_word(start: u32, count: u32) -> u32 {
+fn leaf_word(first_block: u32, count: u32) -> u32 {
     debug_assert!((1..=MAX_LEAF as u32).contains(&count));
-    LEAF_FLAG | (start << 3) | (count - 1)
+    LEAF_FLAG | (first_block << 3) | (count - 1)
+}
+
+/// `(start, count)` of every non-empty leaf.
+fn collect_leaves(node: &BuildNode, out: &mut Vec<(u32, u32)>) {
+    match node {
+        BuildNode::Leaf { count: 0, .. } => {}
+        BuildNode::Leaf { start, count } => out.push((*start, *count)),
+        BuildNode::Inner { kids, .. } => kids.iter().for_each(|k| collect_leaves(k, out)),
+    }
 }
 
 /// Appends `node` depth-first, collapsing binary levels into 4-wide nodes, and returns its child
 /// word. Children are opened largest-area first, which keeps the collapsed tree SAH-friendly.
-fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> u32 {
+fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 {
     let empty_node = || Node {
         lo: [Vec4::splat(f32::INFINITY); 3],
         hi: [Vec4::splat(f32::NEG_INFINITY); 3],
@@ -394,7 +428,7 @@ fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> u32 {
             nodes.push(empty_node());
             return (nodes.len() - 1) as u32;
         }
-        BuildNode::Leaf { start, count } => return leaf_word(*start, *count),
+        BuildNode::Leaf { start, count } => return leaf_word(first_block[*start as usize], *count),
         BuildNode::Inner { boxes, kids } => (boxes, kids),
     };
     let mut slots: Vec<(&BuildNode, Aabb)> = vec![(&kids[0], boxes[0]), (&kids[1], boxes[1])];
@@ -420,7 +454,7 @@ fn flatten(node: &BuildNode, nodes: &mut Vec<Node>) -> u32 {
             n.lo[a][c] = b.lo[a];
             n.hi[a][c] = b.hi[a];
         }
-        n.child[c] = flatten(kid, nodes);
+        n.child[c] = flatten(kid, first_block, nodes);
     }
     nodes[index] = n;
     index as u32
