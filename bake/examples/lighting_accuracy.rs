@@ -2,12 +2,14 @@
 //! time, and its per-vertex error against a bake with 16× the light paths.
 //!
 //! ```text
-//! cargo run --release -p kiln-bake --example lighting_accuracy -- [world.toml] [--factor 16] [--ref-dir DIR] [--noise-seed N] [--reference-only | --time-only]
+//! cargo run --release -p kiln-bake --example lighting_accuracy -- [world.toml] [--factor 16] [--ref-dir DIR] [--noise-seed N] [--paths-per-area P] [--reference-only | --time-only]
 //! ```
 //!
 //! `--time-only` skips the reference and the comparison (for timing runs on other machines).
 //! `--noise-seed N` bakes the measured world with `lighting.noise_seed = N` (default: the world's
 //! own), to see how much the figure moves from one draw of the noise to the next.
+//! `--paths-per-area P` bakes the measured world with another budget (the reference keeps
+//! `factor` times the world's own), to weigh a change of the default.
 //!
 //! Both bakes are ordinary `kiln bake`s (no cache) that differ only in `paths_per_area` and in
 //! `lighting.noise_seed`: the reference's random numbers are independent of the measured bake's
@@ -40,13 +42,14 @@ const REFERENCE_NOISE: u64 = 0x5245_4645_5245_4E43; // "REFERENC"
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut world_path, mut factor, mut ref_dir, mut reference_only, mut time_only, mut noise_seed) =
-        ("worlds/ice_caves.toml".to_string(), 16.0f32, None, false, false, None);
+    let (mut world_path, mut factor, mut ref_dir, mut reference_only, mut time_only, mut noise_seed, mut paths) =
+        ("worlds/ice_caves.toml".to_string(), 16.0f32, None, false, false, None, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--factor" => factor = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| fail("--factor needs a number")),
             "--ref-dir" => ref_dir = Some(PathBuf::from(args.next().unwrap_or_else(|| fail("--ref-dir needs a path")))),
             "--noise-seed" => noise_seed = Some(args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| fail("--noise-seed needs an integer"))),
+            "--paths-per-area" => paths = Some(args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| fail("--paths-per-area needs a number"))),
             "--reference-only" => reference_only = true,
             "--time-only" => time_only = true,
             _ => world_path = a,
@@ -58,6 +61,9 @@ fn main() {
     reference.spec.lighting.noise_seed = world.spec.lighting.noise_seed ^ REFERENCE_NOISE;
     if let Some(n) = noise_seed {
         world.spec.lighting.noise_seed = n;
+    }
+    if let Some(p) = paths {
+        world.spec.lighting.paths_per_area = p;
     }
     let ref_root = ref_dir.unwrap_or_else(|| PathBuf::from(format!("target/lighting-reference/{}-x{factor}", world.spec.name)));
     let ref_out = if time_only { None } else { Some(ensure_reference(&reference, &ref_root)) };

@@ -108,17 +108,12 @@ impl Bvh {
             || {
                 blocks.par_extend(leaves.par_iter().flat_map_iter(|&(start, count)| {
                     let leaf = &ids[start as usize..(start + count) as usize];
-                    leaf.chunks(BLOCK).map(|chunk| TriBlock::new(&chunk.iter().map(|&t| corners(t)).collect::<Vec<_>>())).collect::<Vec<_>>()
+                    leaf.chunks(BLOCK).map(|chunk| TriBlock::new(&chunk.iter().map(|&t| (corners(t), t)).collect::<Vec<_>>())).collect::<Vec<_>>()
                 }))
             },
         );
-        let mut slot_ids = vec![u32::MAX; blocks.len() * BLOCK];
-        for &(start, count) in &leaves {
-            let first = first_block[start as usize] as usize * BLOCK;
-            slot_ids[first..first + count as usize].copy_from_slice(&ids[start as usize..(start + count) as usize]);
-        }
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
-        Ok(Bvh { nodes, blocks, ids: slot_ids, tri_count, root, lo, hi })
+        Ok(Bvh { nodes, blocks, tri_count, root, lo, hi })
     }
 }
 

@@ -80,8 +80,6 @@ pub struct Bvh {
     nodes: Vec<Node>,
     /// Leaf triangles, four to a block; a leaf starts a new block.
     blocks: Vec<TriBlock>,
-    /// Input triangle index per slot (`block · 4 + lane`); `u32::MAX` in unused lanes.
-    ids: Vec<u32>,
     tri_count: usize,
     root: u32,
     lo: [f32; 3],
@@ -147,7 +145,7 @@ impl Bvh {
             let hits = pre.intersect4(&self.blocks[b], lanes, ray.tmin, *tmax);
             if let Some(lane) = hits.nearest() {
                 let slot = b * BLOCK + lane;
-                let h = hits.hit(lane, self.ids[slot]);
+                let h = hits.hit(lane, self.blocks[b].ids[lane]);
                 *tmax = h.t;
                 best = Some((h, slot));
                 closer(slot);
@@ -164,8 +162,8 @@ impl Bvh {
     }
 
     /// Input triangle index of every leaf slot, in slot order (`None` for unused lanes).
-    pub(crate) fn slot_ids(&self) -> impl ExactSizeIterator<Item = Option<u32>> + '_ {
-        self.ids.iter().map(|&t| (t != u32::MAX).then_some(t))
+    pub(crate) fn slot_ids(&self) -> impl Iterator<Item = Option<u32>> + '_ {
+        self.blocks.iter().flat_map(|b| b.ids).map(|t| (t != u32::MAX).then_some(t))
     }
 
     /// Whether any triangle (subject to `cull`) is hit with `t` in `[ray.tmin, ray.tmax]`.
