@@ -71,25 +71,29 @@ pub(crate) struct Segment {
     pub(crate) class: u8,
 }
 
-/// Per-cell sums `[class][bin]` (RGB in one 16-byte SIMD lane group, so a crossing adds three
+/// Per-cell sums `[class][bin]`, one array per class (RGB in one 16-byte SIMD lane group, so a crossing adds three
 /// vectors instead of nine scalars) while tracing, stored Y-major (`x + nx·(z + nz·y)`).
 pub(crate) struct VolumeAccumulator {
     desc: VolumeDesc,
     cell: Vec3A,
-    sums: Vec<[Vec3A; 2 * BINS]>,
+    /// `sums[class]` per cell, for class 0 (ambient) and 1 (direct).
+    sums: [Vec<[Vec3A; BINS]>; 2],
 }
 
 impl VolumeAccumulator {
     pub(crate) fn new(desc: VolumeDesc) -> Self {
         let n = desc.dims.iter().product::<usize>();
         let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
-        let mut sums = super::mem::huge_vec(n);
-        sums.resize(n, [Vec3A::ZERO; 2 * BINS]);
+        let sums = [0, 1].map(|_| {
+            let mut s = super::mem::huge_vec(n);
+            s.resize(n, [Vec3A::ZERO; BINS]);
+            s
+        });
         VolumeAccumulator { desc, cell, sums }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.sums.is_empty()
+        self.sums[0].is_empty()
     }
 
     /// Adds `segments` in order. Phase one finds, in parallel over segments, the slabs of Y rows
@@ -99,7 +103,7 @@ impl VolumeAccumulator {
     /// every cell crossing. Which slab a crossing falls in depends on the grid alone, so the sums
     /// are bit-identical for any thread count.
     pub(crate) fn add(&mut self, segments: &[Segment]) {
-        if self.sums.is_empty() {
+        if self.sums[0].is_empty() {
             return;
         }
         const SEGMENTS_PER_TASK: usize = 4096;
@@ -122,18 +126,20 @@ impl VolumeAccumulator {
                 lists
             })
             .collect();
-        self.sums.par_chunks_mut(slab_rows * nx * nz).enumerate().for_each(|(slab, out)| {
+        let [ambient, direct] = &mut self.sums;
+        let slab_len = slab_rows * nx * nz;
+        ambient.par_chunks_mut(slab_len).zip(direct.par_chunks_mut(slab_len)).enumerate().for_each(|(slab, (ambient, direct))| {
             let rows = (slab * slab_rows, ((slab + 1) * slab_rows).min(ny));
             for lists in &buckets {
                 for &i in &lists[slab] {
                     let s = &segments[i as usize];
-                    let base = s.class as usize * BINS;
+                    let out: &mut [[Vec3A; BINS]] = if s.class == 0 { ambient } else { direct };
                     // Per axis: the bin the light lands in (moving toward +a lands on surfaces
                     // facing -a) and the power per unit length it adds there.
                     let power = Vec3A::from(s.power);
                     let [(b0, p0), (b1, p1), (b2, p2)] = [0, 1, 2].map(|a| {
                         let d = s.dir[a];
-                        (base + 2 * a + (d > 0.0) as usize, power * d.abs())
+                        (2 * a + (d > 0.0) as usize, power * d.abs())
                     });
                     traverse(&desc, cell, s, rows, |index, len| {
                         let acc = &mut out[index];
@@ -151,7 +157,7 @@ impl VolumeAccumulator {
         let desc = self.desc;
         let air = air_fraction(&desc, self.cell, bvh, top, eps);
         let volume = self.cell.element_product();
-        let n = self.sums.len();
+        let n = self.sums[0].len();
         let mut ambient = vec![[[0.0f32; 3]; 6]; n];
         let mut direct = vec![[[0.0f32; 3]; 6]; n];
         let mut valid: Vec<bool> = air.iter().map(|&a| a >= MIN_AIR).collect();
@@ -159,12 +165,12 @@ impl VolumeAccumulator {
         for i in 0..n {
             if valid[i] {
                 let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
-                let sums = &self.sums[x + nx * (z + nz * y)];
+                let j = x + nx * (z + nz * y);
                 let inv = 1.0 / (volume * air[i]);
                 for b in 0..BINS {
                     for c in 0..3 {
-                        ambient[i][b][c] = sums[b][c] * inv;
-                        direct[i][b][c] = sums[BINS + b][c] * inv;
+                        ambient[i][b][c] = self.sums[0][j][b][c] * inv;
+                        direct[i][b][c] = self.sums[1][j][b][c] * inv;
                     }
                 }
             }
@@ -460,8 +466,9 @@ mod tests {
             });
         }
         assert!(total_len > 100.0, "the segments must cross the grid");
-        for (got, want) in acc.sums.iter().zip(&expected) {
-            for (g, w) in got.iter().flat_map(|v| v.to_array()).zip(want) {
+        for (k, want) in expected.iter().enumerate() {
+            let got = acc.sums[0][k].iter().chain(&acc.sums[1][k]);
+            for (g, w) in got.flat_map(|v| v.to_array()).zip(want) {
                 assert!((g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
             }
         }
