@@ -26,9 +26,8 @@ pub(crate) const BLOCK: usize = 4;
 #[repr(C, align(16))]
 pub(crate) struct TriBlock {
     pub(crate) v: [[Vec4; 3]; 3],
-    /// Input triangle index per lane (`u32::MAX` in unused lanes). Kept in the block, on the
-    /// cache line the test has just read, rather than in a table of its own: reading a hit's
-    /// id from a separate 12 MB array was a cache miss at every candidate hit.
+    /// Input triangle index per lane (`u32::MAX` in unused lanes), next to the corners the test
+    /// has just read rather than in a table of its own.
     pub(crate) ids: [u32; BLOCK],
 }
 
