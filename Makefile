@@ -3,7 +3,7 @@ CARGO ?= cargo
 WORLD ?= worlds/ice_caves.toml
 OUT ?= out
 
-.PHONY: bake view test test-deps bench bench-view clean
+.PHONY: bake view test test-deps bench bench-embree bench-view clean
 
 ## Bake the default world (or WORLD=worlds/x.toml) into $(OUT)/<name>/.
 bake:
@@ -24,15 +24,21 @@ test-deps:
 	@scripts/install-test-deps.sh
 
 ## Release-build benchmarks; prints the figures recorded in BENCHMARKS.md.
-bench:
+bench: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
 	$(CARGO) run --release -p kiln-formats --example pack_bench
 	$(CARGO) run --release -p kiln-bake --example mc_speed
 	$(CARGO) run --release -p kiln-bake --example ao_speed
 	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
-	$(CARGO) run --release -p kiln-bake --example ray_speed
+	$(CARGO) run --release -p kiln-bake --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
 	$(CARGO) run --release -p kiln-bake --example lighting_accuracy -- $(WORLD)
 	$(MAKE) bench-view
+
+## Embree beside Kiln's BVH on the same meshes and rays (installs the embreex wheel for this user).
+bench-embree: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
+	$(CARGO) run --release -p kiln-bake --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
+	python3 -m pip install --user --quiet embreex numpy
+	python3 scripts/embree_speed.py target/rays
 
 ## Launch to first complete frame of the default world, here (software Vulkan without a GPU).
 ## Frame times during a flight are measured on a GPU: see BENCHMARKS.md.

@@ -2,22 +2,83 @@
 //! lighting bake's time and accuracy on the default world are `lighting_accuracy.rs`.
 //!
 //! ```text
-//! cargo run --release -p kiln-bake --example ray_speed                        # Kiln's BVH
-//! cargo run --release -p kiln-bake --example ray_speed --features bench-obvhs # + obvhs
+//! cargo run --release -p kiln-bake --example ray_speed [-- --bake out/ice_caves]                        # Kiln's BVH
+//! cargo run --release -p kiln-bake --example ray_speed --features bench-obvhs [-- --bake out/ice_caves] # + obvhs
 //! ```
 //!
-//! The default mode builds a ~300k-triangle noise heightfield, shoots incoherent cosine-hemisphere
-//! rays from random surface points and prints closest-hit and any-hit Mrays/s on one thread for
-//! each BVH.
+//! Builds a ~300k-triangle noise heightfield (the kind of mesh the issue's Embree figures were
+//! measured on), shoots incoherent cosine-hemisphere rays from random surface points and prints
+//! closest-hit and any-hit Mrays/s on one thread for each BVH. With `--bake DIR` it does the same
+//! on the level-0 terrain of that bake (what the lighting stage traces: every level-0 tile's
+//! surface triangles, skirts excluded), read from its packs. `--dump DIR` also writes each mesh and
+//! its rays as raw little-endian arrays (`NAME.positions.f32`, `NAME.indices.u32`, `NAME.rays.f32`:
+//! origin and direction per ray), which `scripts/embree_speed.py DIR` traces with Embree (the
+//! `embreex` package), so the two are compared on the same mesh and rays.
 
 use glam::Vec3A;
 use kiln_bake::lighting::{Bvh, Cull, Ray};
+use kiln_formats::sections::{Manifest, TerrainMesh};
+use kiln_formats::Pack;
+use std::path::Path;
 use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
 use rayon::prelude::*;
 use std::time::Instant;
 
 fn main() {
-    ray_speed();
+    let mut args = std::env::args().skip(1);
+    let (mut bake, mut dump) = (None, None);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--bake" => bake = Some(args.next().unwrap_or_else(|| fail("--bake needs a directory"))),
+            "--dump" => dump = Some(std::path::PathBuf::from(args.next().unwrap_or_else(|| fail("--dump needs a directory")))),
+            _ => fail(&format!("unknown argument {a}")),
+        }
+    }
+    let (pos, idx) = heightfield(388);
+    println!("heightfield: {} vertices, {} triangles", pos.len(), idx.len() / 3);
+    ray_speed(&pos, &idx, dump.as_deref().map(|d| (d, "heightfield")));
+    if let Some(dir) = bake {
+        let (pos, idx) = level0_terrain(Path::new(&dir));
+        println!("{dir}, level-0 terrain: {} vertices, {} triangles", pos.len(), idx.len() / 3);
+        ray_speed(&pos, &idx, dump.as_deref().map(|d| (d, "level0")));
+    }
+}
+
+/// Writes `pos`, `idx` and `rays` under `dir` as `name.positions.f32`, `name.indices.u32` and
+/// `name.rays.f32` (little-endian).
+fn dump(dir: &Path, name: &str, pos: &[[f32; 3]], idx: &[u32], rays: &[(Vec3A, Vec3A)]) {
+    let write = |suffix: &str, bytes: Vec<u8>| {
+        let path = dir.join(format!("{name}.{suffix}"));
+        std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, bytes)).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    };
+    write("positions.f32", pos.iter().flatten().flat_map(|v| v.to_le_bytes()).collect());
+    write("indices.u32", idx.iter().flat_map(|v| v.to_le_bytes()).collect());
+    write("rays.f32", rays.iter().flat_map(|(o, d)| [o.x, o.y, o.z, d.x, d.y, d.z]).flat_map(|v| v.to_le_bytes()).collect());
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("ray_speed: {msg}");
+    std::process::exit(2)
+}
+
+/// Every level-0 tile's surface triangles (skirts excluded) from the packs of the bake in `dir`,
+/// in one mesh, as the lighting stage gathers them.
+fn level0_terrain(dir: &Path) -> (Vec<[f32; 3]>, Vec<u32>) {
+    let open = |path: &Path| Pack::open(path).unwrap_or_else(|e| fail(&e.to_string()));
+    let path = dir.join("manifest.kpack");
+    let manifest: Manifest = open(&path).require().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    let (mut pos, mut idx) = (Vec::new(), Vec::new());
+    for node in manifest.nodes.iter().filter(|n| n.level == 0) {
+        let path = dir.join(&node.path);
+        let mesh: TerrainMesh = open(&path).require().unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+        let base = pos.len() as u32;
+        idx.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
+        pos.extend_from_slice(&mesh.positions);
+    }
+    if idx.is_empty() {
+        fail(&format!("{}: no level-0 triangles", dir.display()));
+    }
+    (pos, idx)
 }
 
 /// Tiny deterministic generator for the benchmark's random rays.
@@ -50,19 +111,26 @@ fn heightfield(n: usize) -> (Vec<[f32; 3]>, Vec<u32>) {
     (pos, idx)
 }
 
-/// Random points on random triangles with cosine directions about the face normal.
+/// Random points on random triangles with cosine directions about the face normal. Triangles
+/// without a normal (zero area: marching cubes makes a few) are skipped: their rays would have no
+/// direction, and a NaN direction sends Embree and obvhs through the whole tree.
 fn surface_rays(pos: &[[f32; 3]], idx: &[u32], count: usize) -> Vec<(Vec3A, Vec3A)> {
     let mut rng = Lcg(12345);
     let tris = idx.len() / 3;
     (0..count)
         .map(|_| {
-            let t = ((rng.f32() * tris as f32) as usize).min(tris - 1);
-            let p = [0, 1, 2].map(|k| Vec3A::from(pos[idx[3 * t + k] as usize]));
+            let (p, n) = loop {
+                let t = ((rng.f32() * tris as f32) as usize).min(tris - 1);
+                let p = [0, 1, 2].map(|k| Vec3A::from(pos[idx[3 * t + k] as usize]));
+                let n = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
+                if n != Vec3A::ZERO {
+                    break (p, n);
+                }
+            };
             let (mut u, mut v) = (rng.f32(), rng.f32());
             if u + v > 1.0 {
                 (u, v) = (1.0 - u, 1.0 - v);
             }
-            let n = (p[1] - p[0]).cross(p[2] - p[0]).normalize();
             let o = p[0] + (p[1] - p[0]) * u + (p[2] - p[0]) * v + n * 1e-3;
             let (r, phi) = (rng.f32().sqrt(), std::f32::consts::TAU * rng.f32());
             let (a, b) = n.any_orthonormal_pair();
@@ -97,13 +165,14 @@ fn proc_cpu_seconds(path: &str) -> f64 {
     (tick(11) + tick(12)) / 100.0
 }
 
-fn ray_speed() {
-    let (pos, idx) = heightfield(388);
-    println!("heightfield: {} vertices, {} triangles", pos.len(), idx.len() / 3);
-    let rays = surface_rays(&pos, &idx, 1_000_000);
+fn ray_speed(pos: &[[f32; 3]], idx: &[u32], dump_to: Option<(&Path, &str)>) {
+    let rays = surface_rays(pos, idx, 1_000_000);
+    if let Some((dir, name)) = dump_to {
+        dump(dir, name, pos, idx, &rays);
+    }
 
     let t = Instant::now();
-    let bvh = Bvh::build(&pos, &idx).expect("valid mesh");
+    let bvh = Bvh::build(pos, idx).expect("valid mesh");
     println!("kiln bvh: build {:.3} s (rayon, {} threads)", t.elapsed().as_secs_f64(), rayon::current_num_threads());
     let clock = Clock::start();
     let mut hits = 0usize;
@@ -135,7 +204,7 @@ fn ray_speed() {
     );
 
     #[cfg(feature = "bench-obvhs")]
-    obvhs_speed(&pos, &idx, &rays, hits);
+    obvhs_speed(pos, idx, &rays, hits);
 }
 
 #[cfg(feature = "bench-obvhs")]
