@@ -1,7 +1,7 @@
 //! Building the hierarchy: top-down binned SAH over triangle records, subtrees in parallel, then
-//! collapsed into 4-wide nodes (see the parent module for the layout).
+//! collapsed into 8-wide nodes (see the parent module for the layout).
 
-use super::{Aabb, Bvh, Node, LEAF_FLAG, MAX_LEAF};
+use super::{Aabb, Bvh, Node, HALVES, LEAF_FLAG, MAX_LEAF, WIDTH};
 use crate::lighting::mem::huge_vec;
 use crate::lighting::triangle::{TriBlock, BLOCK};
 use crate::lighting::LightingError;
@@ -9,8 +9,8 @@ use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
 
 const BINS: usize = 16;
-/// Cost of testing one triangle block, relative to one 4-wide node visit (0.6 and 1 traced the
-/// default world equally fast, 2 slower).
+/// Cost of testing one triangle block, relative to one node visit (0.6 and 1 traced the default
+/// world equally fast, 2 slower; measured with 4-wide nodes).
 const BLOCK_COST: f32 = 1.0;
 /// Beyond this depth nodes split at the median, which bounds the depth (and the traversal stack).
 const SAH_MAX_DEPTH: u32 = 40;
@@ -412,13 +412,13 @@ fn collect_leaves(node: &BuildNode, out: &mut Vec<(u32, u32)>) {
     }
 }
 
-/// Appends `node` depth-first, collapsing binary levels into 4-wide nodes, and returns its child
+/// Appends `node` depth-first, collapsing binary levels into 8-wide nodes, and returns its child
 /// word. Children are opened largest-area first, which keeps the collapsed tree SAH-friendly.
 fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 {
     let empty_node = || Node {
-        lo: [Vec4::splat(f32::INFINITY); 3],
-        hi: [Vec4::splat(f32::NEG_INFINITY); 3],
-        child: [0; 4],
+        lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3],
+        hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3],
+        child: [0; WIDTH],
     };
     let (boxes, kids) = match node {
         BuildNode::Leaf { count: 0, .. } => {
@@ -430,7 +430,7 @@ fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 
         BuildNode::Inner { boxes, kids } => (boxes, kids),
     };
     let mut slots: Vec<(&BuildNode, Aabb)> = vec![(&kids[0], boxes[0]), (&kids[1], boxes[1])];
-    while slots.len() < 4 {
+    while slots.len() < WIDTH {
         let open = slots
             .iter()
             .enumerate()
@@ -449,8 +449,8 @@ fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 
     let mut n = empty_node();
     for (c, (kid, b)) in slots.iter().enumerate() {
         for a in 0..3 {
-            n.lo[a][c] = b.lo[a];
-            n.hi[a][c] = b.hi[a];
+            n.lo[a][c / 4][c % 4] = b.lo[a];
+            n.hi[a][c / 4][c % 4] = b.hi[a];
         }
         n.child[c] = flatten(kid, first_block, nodes);
     }
