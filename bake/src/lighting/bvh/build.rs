@@ -100,7 +100,8 @@ impl Bvh {
             first_block[start as usize] = block_count;
             block_count += count.div_ceil(BLOCK as u32);
         }
-        let mut nodes = huge_vec(tri_count.div_ceil(2).max(1));
+        // Every interior node has at least two children, so there are fewer nodes than leaves.
+        let mut nodes = huge_vec(leaves.len().max(1));
         let mut blocks: Vec<TriBlock> = huge_vec(block_count as usize);
         let corners = |t: u32| [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]);
         // Flattening is serial; the leaf blocks are filled beside it.
