@@ -70,7 +70,7 @@ mod volume;
 #[cfg(test)]
 mod tests;
 
-pub use bvh::{Bvh, Cull, Hit, Ray};
+pub use bvh::{Bvh, Cull, Hit, Ray, STREAM};
 pub use spec::{
     LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight,
     SunSpec,

@@ -2,12 +2,13 @@
 //! surfaces they hit and along the free space they cross.
 //!
 //! Determinism: path `i` of source `s` draws from `Rng::for_path(seed, s, i)` only (a split's children
-//! from forks of it, traced depth-first in child order). Paths are traced in fixed batches, each
-//! sorted by its paths' start points (ties by path number); within a batch, chunks of that order
-//! run in parallel and their records are concatenated in it, then applied to the accumulators in
-//! that order (split by ownership, never by thread). The result is the same for any thread count.
+//! from forks of it). Paths are traced in fixed batches, each sorted by its paths' start points
+//! (ties by path number); within a batch, chunks of that order run in parallel, each tracing its
+//! paths' photons in waves in an order fixed by the photons alone; their records are concatenated
+//! in chunk order, then applied to the accumulators in that order (split by ownership, never by
+//! thread). The result is the same for any thread count.
 
-use super::bvh::{Bvh, Ray};
+use super::bvh::{Bvh, Hit, Ray};
 use super::luminance;
 use super::mem::prefetch;
 use super::rng::{cosine_hemisphere, Rng};
@@ -87,8 +88,6 @@ pub(crate) fn allocate(sources: &[Source], total: u64, reflectance: f32) -> Vec<
 struct Records {
     deposits: Vec<Deposit>,
     segments: Vec<Segment>,
-    /// Scratch: photons of the current path waiting to be traced.
-    stack: Vec<Photon>,
     /// Rays traced (photon flights).
     flights: u64,
 }
@@ -146,12 +145,13 @@ pub(crate) fn trace_all(
                     segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
                     ..Records::default()
                 };
-                for &key in chunk {
+                let first_photons = chunk.iter().filter_map(|&key| {
                     let k = key as u32 as usize;
                     let (rng, e) = &starts[k];
                     let s = source_of(batch_start + k as u64);
-                    trace_path(scene, importance, &sources[s], rng.clone(), e, 1.0 / counts[s] as f32, &mut rec);
-                }
+                    Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32)
+                });
+                trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
                 rec
             })
             .collect();
@@ -205,136 +205,157 @@ impl Importance {
     }
 }
 
-/// A photon waiting to be traced: a path's first photon, or a child of a split.
+/// A photon waiting to be traced: a path's first photon, a photon continuing after a bounce, or
+/// a child of a split.
 struct Photon {
     origin: Vec3A,
     dir: Vec3A,
     power: [f32; 3],
     bounce: u32,
     rng: Rng,
+    /// Index of the path's source.
+    source: u32,
+    /// Luminance of a freshly emitted photon's power (the weight window's unit).
+    fresh_lum: f32,
 }
 
-
-/// One light path from emission until every photon of it escapes, is absorbed, or runs out of
-/// bounces. Without `importance` a photon continues by Russian roulette on albedo; with it, by
-/// the weight window (split or roulette toward the target weight at the hit), which changes the
-/// noise but not the expected value.
-fn trace_path(scene: &Scene, importance: Option<&Importance>, src: &Source, rng: Rng, e: &Emission, scale: f32, rec: &mut Records) {
-    let fresh = src.power.map(|p| p * scale);
-    let power = fresh.map(|p| p * e.weight);
-    if power.iter().all(|&p| p <= 0.0) {
-        return;
+impl Photon {
+    /// The first photon of a path of `src` (index `source`) with emission `e`, each photon of
+    /// the source carrying `scale` of its power; `None` when it carries nothing.
+    fn first(src: &Source, source: u32, rng: Rng, e: &Emission, scale: f32) -> Option<Photon> {
+        let fresh = src.power.map(|p| p * scale);
+        let power = fresh.map(|p| p * e.weight);
+        if power.iter().all(|&p| p <= 0.0) {
+            return None;
+        }
+        Some(Photon { origin: e.origin, dir: e.dir, power, bounce: 0, rng, source, fresh_lum: luminance(fresh) })
     }
-    let fresh_lum = luminance(fresh);
-    let mut stack = std::mem::take(&mut rec.stack);
-    stack.push(Photon { origin: e.origin, dir: e.dir, power, bounce: 0, rng });
-    while let Some(photon) = stack.pop() {
-        trace_photon(scene, importance, src, fresh_lum, photon, &mut stack, rec);
-    }
-    rec.stack = stack;
 }
 
-fn trace_photon(
+/// Traces the light paths that start with `photons` until every photon escapes, is absorbed, or
+/// runs out of bounces, in waves: one wave's flights are traced together (interleaved walks on
+/// this thread, see [`Bvh::intersect_slot_stream`]), and their landings make the next wave. The
+/// order of the records is a function of the photons alone.
+fn trace_waves(scene: &Scene, importance: Option<&Importance>, sources: &[Source], mut wave: Vec<Photon>, rec: &mut Records) {
+    let mut next = Vec::new();
+    let mut rays = Vec::new();
+    let mut hits = Vec::new();
+    while !wave.is_empty() {
+        rays.clear();
+        rays.extend(wave.iter().map(|p| Ray { origin: p.origin, dir: p.dir, tmin: 0.0, tmax: f32::INFINITY }));
+        hits.clear();
+        hits.resize(wave.len(), None);
+        // The hit's welded corners are a cache miss in a 40 MB table: start it at the first
+        // candidate hit rather than after the walk.
+        scene.bvh.intersect_slot_stream(&rays, &mut hits, |slot| prefetch(&scene.slot_verts[slot]));
+        rec.flights += wave.len() as u64;
+        for (photon, hit) in wave.drain(..).zip(&hits) {
+            land(scene, importance, &sources[photon.source as usize], photon, *hit, &mut next, rec);
+        }
+        std::mem::swap(&mut wave, &mut next);
+    }
+}
+
+/// What happens where `photon`'s flight ends (`hit`, or nowhere): its records, and the photons
+/// that go on from there into `next`. Without `importance` a photon continues by Russian
+/// roulette on albedo; with it, by the weight window (split or roulette toward the target weight
+/// at the hit), which changes the noise but not the expected value.
+fn land(
     scene: &Scene,
     importance: Option<&Importance>,
     src: &Source,
-    fresh_lum: f32,
     photon: Photon,
-    stack: &mut Vec<Photon>,
+    hit: Option<(Hit, usize)>,
+    next: &mut Vec<Photon>,
     rec: &mut Records,
 ) {
-    let Photon { mut origin, mut dir, mut power, bounce: first, mut rng } = photon;
-    for bounce in first..=scene.bounces {
-        // The hit's welded corners are a cache miss in a 40 MB table: start it at the first
-        // candidate hit rather than after the walk.
-        let ray = Ray { origin, dir, tmin: 0.0, tmax: f32::INFINITY };
-        let hit = scene.bvh.intersect_slot_noting(&ray, |slot| prefetch(&scene.slot_verts[slot]));
-        rec.flights += 1;
-        let direct = bounce == 0 && src.class != Class::Sky;
-        if scene.record_segments {
-            rec.segments.push(Segment {
-                origin,
-                dir,
-                t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t),
-                power,
-                class: direct as u8,
-            });
-        }
-        let Some((h, slot)) = hit else { return };
-        if !h.front {
-            // Struck a surface from inside the rock: the source is buried, nothing gets out.
-            return;
-        }
-        let tri = h.tri as usize;
-        let [p0, p1, p2] = scene.bvh.slot_vertices(slot);
-        let p = [Vec3A::from(p0), Vec3A::from(p1), Vec3A::from(p2)];
-        let weights = [1.0 - h.u - h.v, h.u, h.v];
-        let verts = scene.slot_verts[slot];
-        let map = match (bounce, src.class) {
-            (0, Class::SunMoon) => None, // evaluated exactly per query point instead
-            (0, Class::Light) => Some(1),
-            _ => Some(0),
-        };
-        if let Some(map) = map {
-            rec.deposits.push(Deposit { verts, weights, power, map });
-        }
-        if bounce == scene.bounces {
-            return;
-        }
-        let albedo = scene.albedo(tri);
-        let reflected = [0, 1, 2].map(|c| power[c] * albedo[c]);
-        // A sun or moon photon's first hit deposits nothing (that light is exact per query
-        // point), so its flight was paid for only to start the bounce: continue it whatever
-        // Russian roulette would say, at reduced power, rather than waste half of them.
-        let first_celestial = bounce == 0 && src.class == Class::SunMoon;
-        let children = match importance {
-            None if first_celestial => {
-                power = reflected;
-                1
-            }
-            None => {
-                // Russian roulette on the largest albedo channel keeps the photon's power steady.
-                let survive = albedo[0].max(albedo[1]).max(albedo[2]);
-                if survive <= 0.0 || rng.next_f32() >= survive {
-                    return;
-                }
-                power = reflected.map(|p| p / survive);
-                1
-            }
-            Some(imp) => {
-                let weight = luminance(reflected) / fresh_lum;
-                let mut target = weights.iter().zip(verts).map(|(w, v)| w * imp.target[v as usize]).sum::<f32>();
-                if first_celestial {
-                    target = target.min(weight);
-                }
-                // Zero (black albedo) or NaN: nothing continues.
-                if weight.is_nan() || weight <= 0.0 {
-                    return;
-                }
-                if weight < target {
-                    if rng.next_f32() * target >= weight {
-                        return;
-                    }
-                    power = reflected.map(|p| p * (target / weight));
-                    1
-                } else {
-                    let n = (weight / target).ceil().min(MAX_SPLIT);
-                    power = reflected.map(|p| p / n);
-                    n as u32
-                }
-            }
-        };
-        let normal = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
-        if normal == Vec3A::ZERO {
-            return;
-        }
-        let point = p[0] * weights[0] + p[1] * weights[1] + p[2] * weights[2];
-        origin = point + normal * scene.eps;
-        for child in 1..children {
-            let mut r = rng.fork(child as u64);
-            let d = cosine_hemisphere(normal, r.next_f32(), r.next_f32());
-            stack.push(Photon { origin, dir: d, power, bounce: bounce + 1, rng: r });
-        }
-        dir = cosine_hemisphere(normal, rng.next_f32(), rng.next_f32());
+    let Photon { origin, dir, mut power, bounce, mut rng, source, fresh_lum } = photon;
+    let direct = bounce == 0 && src.class != Class::Sky;
+    if scene.record_segments {
+        rec.segments.push(Segment {
+            origin,
+            dir,
+            t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t),
+            power,
+            class: direct as u8,
+        });
     }
+    let Some((h, slot)) = hit else { return };
+    if !h.front {
+        // Struck a surface from inside the rock: the source is buried, nothing gets out.
+        return;
+    }
+    let tri = h.tri as usize;
+    let [p0, p1, p2] = scene.bvh.slot_vertices(slot);
+    let p = [Vec3A::from(p0), Vec3A::from(p1), Vec3A::from(p2)];
+    let weights = [1.0 - h.u - h.v, h.u, h.v];
+    let verts = scene.slot_verts[slot];
+    let map = match (bounce, src.class) {
+        (0, Class::SunMoon) => None, // evaluated exactly per query point instead
+        (0, Class::Light) => Some(1),
+        _ => Some(0),
+    };
+    if let Some(map) = map {
+        rec.deposits.push(Deposit { verts, weights, power, map });
+    }
+    if bounce == scene.bounces {
+        return;
+    }
+    let albedo = scene.albedo(tri);
+    let reflected = [0, 1, 2].map(|c| power[c] * albedo[c]);
+    // A sun or moon photon's first hit deposits nothing (that light is exact per query
+    // point), so its flight was paid for only to start the bounce: continue it whatever
+    // Russian roulette would say, at reduced power, rather than waste half of them.
+    let first_celestial = bounce == 0 && src.class == Class::SunMoon;
+    let children = match importance {
+        None if first_celestial => {
+            power = reflected;
+            1
+        }
+        None => {
+            // Russian roulette on the largest albedo channel keeps the photon's power steady.
+            let survive = albedo[0].max(albedo[1]).max(albedo[2]);
+            if survive <= 0.0 || rng.next_f32() >= survive {
+                return;
+            }
+            power = reflected.map(|p| p / survive);
+            1
+        }
+        Some(imp) => {
+            let weight = luminance(reflected) / fresh_lum;
+            let mut target = weights.iter().zip(verts).map(|(w, v)| w * imp.target[v as usize]).sum::<f32>();
+            if first_celestial {
+                target = target.min(weight);
+            }
+            // Zero (black albedo) or NaN: nothing continues.
+            if weight.is_nan() || weight <= 0.0 {
+                return;
+            }
+            if weight < target {
+                if rng.next_f32() * target >= weight {
+                    return;
+                }
+                power = reflected.map(|p| p * (target / weight));
+                1
+            } else {
+                let n = (weight / target).ceil().min(MAX_SPLIT);
+                power = reflected.map(|p| p / n);
+                n as u32
+            }
+        }
+    };
+    let normal = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
+    if normal == Vec3A::ZERO {
+        return;
+    }
+    let point = p[0] * weights[0] + p[1] * weights[1] + p[2] * weights[2];
+    let origin = point + normal * scene.eps;
+    let bounce = bounce + 1;
+    for child in 1..children {
+        let mut rng = rng.fork(child as u64);
+        let dir = cosine_hemisphere(normal, rng.next_f32(), rng.next_f32());
+        next.push(Photon { origin, dir, power, bounce, rng, source, fresh_lum });
+    }
+    let dir = cosine_hemisphere(normal, rng.next_f32(), rng.next_f32());
+    next.push(Photon { origin, dir, power, bounce, rng, source, fresh_lum });
 }

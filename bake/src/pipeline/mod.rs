@@ -42,7 +42,7 @@ mod stage_version {
     pub const TILE_INPUTS: u32 = 1;
     pub const GEOMETRY: u32 = 2;
     pub const PACK: u32 = 4;
-    pub const LIGHTING: u32 = 10;
+    pub const LIGHTING: u32 = 11;
 }
 
 /// How to run a bake.

@@ -13,15 +13,28 @@
 //! default world: 35–40 % more rays per second on `ray_speed`'s heightfield, and the lighting
 //! stage 8–12 % faster.
 //!
+//! Walks (`walk.rs`) go nearest child first for closest hits and in node order for any hit, and
+//! start loading the children they put aside. On a mesh far larger than the caches a walk waits on
+//! memory at nearly every node, so the streamed queries ([`Bvh::intersect_stream`],
+//! [`Bvh::occluded_stream`]) interleave [`STREAM`] walks on one thread, each step fetching what
+//! that walk's next step reads: on the default world's terrain, one thread traces about twice
+//! the rays per second that way (BENCHMARKS.md, "Seventh session"). The lighting stage traces its
+//! flights in streams.
+//!
 //! Triangles are intersected with a watertight test (see `triangle.rs`): a ray through a shared
 //! edge or vertex hits at least one of the triangles sharing it. Both windings hit;
 //! [`Hit::front`] says which side was struck (front = the side the counter-clockwise normal
 //! points to).
 
 mod build;
+mod walk;
 
-use super::triangle::{RayPre, TriBlock, BLOCK};
+use super::triangle::{TriBlock, BLOCK};
+use walk::{Query, Walk};
 use glam::{Vec3A, Vec4};
+
+/// Walks one thread interleaves in [`Bvh::intersect_stream`].
+pub const STREAM: usize = 8;
 
 /// Largest triangle count a leaf may hold (3 bits of the child word): two blocks.
 const MAX_LEAF: usize = 2 * BLOCK;
@@ -145,24 +158,11 @@ impl Bvh {
     /// caller can start fetching what it will look up for the final hit while the walk goes on
     /// (the first hit found is usually the final one).
     pub(crate) fn intersect_slot_noting(&self, ray: &Ray, mut closer: impl FnMut(usize)) -> Option<(Hit, usize)> {
-        if self.tri_count == 0 {
-            return None;
+        let mut walk = Walk::new(self, ray);
+        while !walk.done() {
+            walk.step::<false>(self, Query::Closest, &mut closer);
         }
-        let pre = RayPre::new(ray);
-        let mut best: Option<(Hit, usize)> = None;
-        let mut tmax = ray.tmax;
-        self.traverse(ray, &pre, &mut tmax, |b, lanes, tmax| {
-            let hits = pre.intersect4(&self.blocks[b], lanes, ray.tmin, *tmax);
-            if let Some(lane) = hits.nearest() {
-                let slot = b * BLOCK + lane;
-                let h = hits.hit(lane, self.blocks[b].ids[lane]);
-                *tmax = h.t;
-                best = Some((h, slot));
-                closer(slot);
-            }
-            false
-        });
-        best
+        walk.best
     }
 
     /// The corner positions of the triangle in leaf slot `slot`, in input winding order.
@@ -178,99 +178,65 @@ impl Bvh {
 
     /// Whether any triangle (subject to `cull`) is hit with `t` in `[ray.tmin, ray.tmax]`.
     pub fn occluded(&self, ray: &Ray, cull: Cull) -> bool {
-        if self.tri_count == 0 {
-            return false;
+        let mut walk = Walk::new(self, ray);
+        while !walk.done() {
+            walk.step::<false>(self, Query::Any(cull), |_| {});
         }
-        let pre = RayPre::new(ray);
-        let mut tmax = ray.tmax;
-        let mut found = false;
-        self.traverse(ray, &pre, &mut tmax, |b, lanes, tmax| {
-            let hits = pre.intersect4(&self.blocks[b], lanes, ray.tmin, *tmax);
-            found = match cull {
-                Cull::None => hits.mask != 0,
-                Cull::BackFaces => hits.mask & hits.front != 0,
-            };
-            found
-        });
-        found
+        walk.best.is_some()
     }
 
-    /// Walks the nodes whose boxes the ray enters within `[tmin, *tmax]`, nearer child first, and
-    /// calls `leaf_fn` per leaf block with the block's index and its used lanes (a bit mask);
-    /// `leaf_fn` may shrink `tmax` and returns true to stop.
-    #[inline]
-    fn traverse(&self, ray: &Ray, pre: &RayPre, tmax: &mut f32, mut leaf_fn: impl FnMut(usize, u32, &mut f32) -> bool) {
-        let inv = pre.inv;
-        let inv4 = [inv.x, inv.y, inv.z].map(Vec4::splat);
-        let org4 = [0, 1, 2].map(|a| Vec4::splat(ray.origin[a] * inv[a]));
-        // A negative direction enters each slab through its upper plane.
-        let neg = [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0];
-        let tmin4 = Vec4::splat(ray.tmin);
-        // Widened by a few ulps so rounding never culls a box the ray grazes.
-        let widen = 1.0 + 4.0 * f32::EPSILON;
-        // Each entry keeps the distance at which the ray enters its box, so a node pushed before
-        // a nearer hit shrank `tmax` is dropped without fetching it (each fetch is a likely cache
-        // miss on a large mesh).
-        let mut stack = [(0u32, 0.0f32); STACK];
-        let mut sp = 0usize;
-        let mut cur = self.root;
-        loop {
-            if cur & LEAF_FLAG != 0 {
-                let first = ((cur & !LEAF_FLAG) >> 3) as usize;
-                let count = (cur & 7) as usize + 1;
-                for k in 0..count.div_ceil(BLOCK) {
-                    let lanes = (1u32 << (count - k * BLOCK).min(BLOCK)) - 1;
-                    if leaf_fn(first + k, lanes, tmax) {
-                        return;
+    /// [`Bvh::intersect`] for each of `rays`, into `out` (same length): the same answers, found
+    /// faster on one thread by walking [`STREAM`] rays at once, each step of one ray fetching
+    /// the node or leaf its next step reads while the others' steps run. A walk through a large
+    /// mesh waits on memory at almost every step; interleaved walks wait together.
+    pub fn intersect_stream(&self, rays: &[Ray], out: &mut [Option<Hit>]) {
+        self.stream(rays, Query::Closest, |i, walk| out[i] = walk.best.map(|(h, _)| h), |_, _| {});
+    }
+
+    /// [`Bvh::intersect_stream`] with each hit's leaf slot, calling `closer(slot)` like
+    /// [`Bvh::intersect_slot_noting`].
+    pub(crate) fn intersect_slot_stream(&self, rays: &[Ray], out: &mut [Option<(Hit, usize)>], mut closer: impl FnMut(usize)) {
+        self.stream(rays, Query::Closest, |i, walk| out[i] = walk.best, |_, slot| closer(slot));
+    }
+
+    /// [`Bvh::occluded`] for each of `rays`, into `out`, interleaved like [`Bvh::intersect_stream`].
+    pub fn occluded_stream(&self, rays: &[Ray], cull: Cull, out: &mut [bool]) {
+        self.stream(rays, Query::Any(cull), |i, walk| out[i] = walk.best.is_some(), |_, _| {});
+    }
+
+    /// Walks `rays` [`STREAM`] at a time, round robin one step each, calling `finish(i, walk)` as
+    /// ray `i`'s walk ends (rays end out of order) and `closer(i, slot)` like
+    /// [`Bvh::intersect_slot_noting`].
+    fn stream(
+        &self,
+        rays: &[Ray],
+        query: Query,
+        mut finish: impl FnMut(usize, &Walk),
+        mut closer: impl FnMut(usize, usize),
+    ) {
+        if rays.is_empty() {
+            return;
+        }
+        // Every slot starts on a ray (repeating the first when there are fewer than STREAM, to
+        // keep the loop simple); `ray_of[k]` is the ray slot k walks, `None` once it is idle.
+        let mut walks: [Walk; STREAM] = std::array::from_fn(|k| Walk::new(self, &rays[k.min(rays.len() - 1)]));
+        let mut ray_of: [Option<usize>; STREAM] = std::array::from_fn(|k| (k < rays.len()).then_some(k));
+        let mut next = STREAM.min(rays.len());
+        let mut busy = next;
+        while busy > 0 {
+            for (walk, ray) in walks.iter_mut().zip(ray_of.iter_mut()) {
+                let Some(i) = *ray else { continue };
+                walk.step::<true>(self, query, |slot| closer(i, slot));
+                if walk.done() {
+                    finish(i, walk);
+                    if next < rays.len() {
+                        walk.restart(self, &rays[next]);
+                        *ray = Some(next);
+                        next += 1;
+                    } else {
+                        *ray = None;
+                        busy -= 1;
                     }
-                }
-            } else {
-                let n = &self.nodes[cur as usize];
-                let mut mask = 0u32;
-                let mut enters = [0.0f32; WIDTH];
-                for h in 0..HALVES {
-                    let mut enter = tmin4;
-                    let mut exit = Vec4::splat(*tmax);
-                    for a in 0..3 {
-                        let (near, far) = if neg[a] { (n.hi[a][h], n.lo[a][h]) } else { (n.lo[a][h], n.hi[a][h]) };
-                        enter = enter.max(near * inv4[a] - org4[a]);
-                        exit = exit.min(far * inv4[a] - org4[a]);
-                    }
-                    mask |= enter.cmple(exit * widen).bitmask() << (4 * h);
-                    enters[4 * h..4 * h + 4].copy_from_slice(&enter.to_array());
-                }
-                if mask != 0 {
-                    // Visit hit children nearest first: push the others farthest first.
-                    let mut hits = [(0.0f32, 0u32); WIDTH];
-                    let mut count = 0;
-                    for c in 0..WIDTH {
-                        if mask & (1 << c) != 0 {
-                            let mut k = count;
-                            while k > 0 && hits[k - 1].0 > enters[c] {
-                                hits[k] = hits[k - 1];
-                                k -= 1;
-                            }
-                            hits[k] = (enters[c], n.child[c]);
-                            count += 1;
-                        }
-                    }
-                    for h in hits[1..count].iter().rev() {
-                        stack[sp] = (h.1, h.0);
-                        sp += 1;
-                    }
-                    cur = hits[0].1;
-                    continue;
-                }
-            }
-            loop {
-                if sp == 0 {
-                    return;
-                }
-                sp -= 1;
-                let (node, enter) = stack[sp];
-                if enter <= *tmax * widen {
-                    cur = node;
-                    break;
                 }
             }
         }
@@ -281,7 +247,7 @@ impl Bvh {
 mod tests {
     use super::*;
     use crate::lighting::rng::{uniform_sphere, Rng};
-    use crate::lighting::triangle::Tri;
+    use crate::lighting::triangle::{RayPre, Tri};
 
     fn random_soup(count: usize, seed: u64) -> (Vec<[f32; 3]>, Vec<u32>) {
         let mut rng = Rng::new(seed, 0, 0);
@@ -339,6 +305,48 @@ mod tests {
             assert_eq!(bvh.occluded(&ray, Cull::BackFaces), front_only, "ray {i}");
         }
         assert!(hits > 200 && hits < 950, "degenerate test: {hits} hits");
+    }
+
+    #[test]
+    fn streamed_queries_answer_like_one_ray_at_a_time() {
+        let (pos, idx) = random_soup(3000, 8);
+        let bvh = Bvh::build(&pos, &idx).unwrap();
+        let mut rng = Rng::new(4, 0, 0);
+        let rays: Vec<Ray> = (0..1500)
+            .map(|i| Ray {
+                origin: Vec3A::new(rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0),
+                dir: uniform_sphere(rng.next_f32(), rng.next_f32()),
+                tmin: if i % 7 == 0 { 0.5 } else { 0.0 },
+                tmax: if i % 3 == 0 { f32::INFINITY } else { rng.next_f32() * 6.0 },
+            })
+            .collect();
+        // Fewer rays than interleaved walks, exactly as many, and many more.
+        let all = rays.len();
+        for n in [0, 1, STREAM - 1, STREAM, all] {
+            let rays = &rays[..n];
+            let mut closest = vec![None; n];
+            bvh.intersect_stream(rays, &mut closest);
+            let mut slots = vec![None; n];
+            let mut noted = Vec::new();
+            bvh.intersect_slot_stream(rays, &mut slots, |slot| noted.push(slot));
+            for cull in [Cull::None, Cull::BackFaces] {
+                let mut occluded = vec![true; n];
+                bvh.occluded_stream(rays, cull, &mut occluded);
+                for (i, ray) in rays.iter().enumerate() {
+                    assert_eq!(occluded[i], bvh.occluded(ray, cull), "ray {i} of {n}, {cull:?}");
+                }
+            }
+            for (i, ray) in rays.iter().enumerate() {
+                assert_eq!(closest[i], bvh.intersect(ray), "ray {i} of {n}");
+                assert_eq!(slots[i], bvh.intersect_slot(ray), "ray {i} of {n}");
+                // The last slot noted for a ray is its final hit's: every final hit was noted.
+                assert!(slots[i].is_none_or(|(_, slot)| noted.contains(&slot)), "ray {i} of {n}");
+            }
+            if n == all {
+                let hits = closest.iter().filter(|h| h.is_some()).count();
+                assert!(hits > n / 5 && hits < n * 19 / 20, "degenerate test: {hits} hits of {n}");
+            }
+        }
     }
 
     trait NextUp {
