@@ -46,7 +46,7 @@ pub struct LightingSpec {
     /// tail.
     pub bounces: u32,
     /// `paths_per_area`: light paths traced per square world unit of surface, in (0, 1e6],
-    /// default 3500. Bake time and noise scale with it (noise ∝ 1/√paths).
+    /// default 4000. Bake time and noise scale with it (noise ∝ 1/√paths).
     pub paths_per_area: f32,
     /// `smoothing`: iterations of the normal-aware mesh filter that turns photon deposits into
     /// per-vertex irradiance, 0..=256, default 24. The footprint covers about `smoothing`
@@ -75,7 +75,7 @@ impl Default for LightingSpec {
             albedo: [0.5; 3],
             materials: Vec::new(),
             bounces: 4,
-            paths_per_area: 3500.0,
+            paths_per_area: 4000.0,
             smoothing: 24,
             noise_seed: 0,
             lights: Vec::new(),
