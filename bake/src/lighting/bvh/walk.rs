@@ -50,20 +50,21 @@ const WIDEN: f32 = 1.0 + 4.0 * f32::EPSILON;
 
 impl Walk {
     pub(super) fn new(bvh: &Bvh, ray: &Ray) -> Walk {
-        let pre = RayPre::new(ray);
-        let inv = pre.inv;
-        Walk {
+        // Placeholders that `restart` overwrites (the optimiser drops the dead stores).
+        let mut walk = Walk {
             ray: *ray,
-            inv4: [inv.x, inv.y, inv.z].map(Vec4::splat),
-            org4: [0, 1, 2].map(|a| Vec4::splat(ray.origin[a] * inv[a])),
-            neg: [inv.x < 0.0, inv.y < 0.0, inv.z < 0.0],
-            pre,
-            tmax: ray.tmax,
+            pre: RayPre::new(ray),
+            inv4: [Vec4::ZERO; 3],
+            org4: [Vec4::ZERO; 3],
+            neg: [false; 3],
+            tmax: 0.0,
             best: None,
-            cur: if bvh.tri_count == 0 { DONE } else { bvh.root },
+            cur: DONE,
             sp: 0,
             stack: [const { MaybeUninit::uninit() }; STACK],
-        }
+        };
+        walk.restart(bvh, ray);
+        walk
     }
 
     /// Starts this walk over for `ray`, keeping its stack's storage.
