@@ -226,7 +226,10 @@ impl Bvh {
         while busy > 0 {
             for (walk, ray) in walks.iter_mut().zip(ray_of.iter_mut()) {
                 let Some(i) = *ray else { continue };
-                walk.step::<true>(self, query, |slot| closer(i, slot));
+                // A walk may start finished (an empty tree).
+                if !walk.done() {
+                    walk.step::<true>(self, query, |slot| closer(i, slot));
+                }
                 if walk.done() {
                     finish(i, walk);
                     if next < rays.len() {
@@ -442,6 +445,10 @@ mod tests {
         let empty = Bvh::build(&[], &[]).unwrap();
         let ray = Ray { origin: Vec3A::ZERO, dir: Vec3A::Z, tmin: 0.0, tmax: 1.0 };
         assert!(empty.intersect(&ray).is_none() && !empty.occluded(&ray, Cull::None));
+        let (mut found, mut blocked) = ([Some(Hit { t: 0.0, tri: 0, u: 0.0, v: 0.0, front: true }); 3], [true; 3]);
+        empty.intersect_stream(&[ray; 3], &mut found);
+        empty.occluded_stream(&[ray; 3], Cull::None, &mut blocked);
+        assert_eq!((found, blocked), ([None; 3], [false; 3]));
     }
 }
 
