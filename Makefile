@@ -30,13 +30,14 @@ bench: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
 	$(CARGO) run --release -p kiln-bake --example ao_speed
 	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
-	$(CARGO) run --release -p kiln-bake --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
+	$(CARGO) run --release -p kiln-bake --features bench-obvhs --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
+	python3 scripts/embree_speed.py target/rays || echo "Embree not measured: make bench-embree installs embreex"
 	$(CARGO) run --release -p kiln-bake --example lighting_accuracy -- $(WORLD)
 	$(MAKE) bench-view
 
-## Embree beside Kiln's BVH on the same meshes and rays (installs the embreex wheel for this user).
+## Kiln's BVH, obvhs and Embree on the same meshes and rays (installs the embreex wheel for this user).
 bench-embree: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
-	$(CARGO) run --release -p kiln-bake --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
+	$(CARGO) run --release -p kiln-bake --features bench-obvhs --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
 	python3 -m pip install --user --quiet embreex numpy
 	python3 scripts/embree_speed.py target/rays
 

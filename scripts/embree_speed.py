@@ -11,9 +11,12 @@ import pathlib
 import sys
 import time
 
-import numpy as np
-from embreex import rtcore_scene as rtcs
-from embreex.mesh_construction import TriangleMesh
+try:
+    import numpy as np
+    from embreex import rtcore_scene as rtcs
+    from embreex.mesh_construction import TriangleMesh
+except ImportError as e:
+    sys.exit(f"embree_speed: {e} (pip install embreex numpy)")
 
 
 def main(directory):
