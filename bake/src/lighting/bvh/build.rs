@@ -1,7 +1,7 @@
 //! Building the hierarchy: top-down binned SAH over triangle records, subtrees in parallel, then
 //! collapsed into 8-wide nodes (see the parent module for the layout).
 
-use super::{Aabb, Bvh, Node, HALVES, LEAF_FLAG, MAX_LEAF, WIDTH};
+use super::{leaf_word, Aabb, Bvh, Node, HALVES, MAX_LEAF, WIDTH};
 use crate::lighting::mem::huge_vec;
 use crate::lighting::triangle::{TriBlock, BLOCK};
 use crate::lighting::LightingError;
@@ -397,11 +397,6 @@ fn partition(prims: &mut [Prim], pred: impl Fn(Vec3A) -> bool) -> (usize, [Aabb;
         }
     }
     (first, centroids)
-}
-
-fn leaf_word(first_block: u32, count: u32) -> u32 {
-    debug_assert!((1..=MAX_LEAF as u32).contains(&count));
-    LEAF_FLAG | (first_block << 3) | (count - 1)
 }
 
 /// `(start, count)` of every non-empty leaf.

@@ -45,6 +45,18 @@ const MAX_LEAF: usize = 2 * BLOCK;
 const STACK: usize = 7 * 84 + 1;
 const LEAF_FLAG: u32 = 1 << 31;
 
+/// The child word of a leaf of `count` triangles from block `first_block` on (see [`Node::child`]).
+fn leaf_word(first_block: u32, count: u32) -> u32 {
+    debug_assert!((1..=MAX_LEAF as u32).contains(&count));
+    LEAF_FLAG | (first_block << 3) | (count - 1)
+}
+
+/// A leaf's child word as its first block and its triangle count ([`leaf_word`] undone).
+#[inline(always)]
+fn leaf_range(word: u32) -> (usize, usize) {
+    (((word & !LEAF_FLAG) >> 3) as usize, (word & 7) as usize + 1)
+}
+
 /// A ray with a parametric range `[tmin, tmax]`; `dir` need not be normalised (t is in its units).
 #[derive(Clone, Copy, Debug)]
 pub struct Ray {

@@ -2,7 +2,7 @@
 //! time, so one thread can interleave several walks and fetch each one's next node while it
 //! works on the others (see [`Bvh::intersect_stream`]).
 
-use super::{Bvh, Cull, Hit, Node, Ray, HALVES, LEAF_FLAG, STACK, WIDTH};
+use super::{leaf_range, Bvh, Cull, Hit, Node, Ray, HALVES, LEAF_FLAG, STACK, WIDTH};
 use crate::lighting::mem::prefetch_all;
 use crate::lighting::triangle::{RayPre, BLOCK};
 use glam::Vec4;
@@ -28,14 +28,14 @@ pub(super) enum Query {
 /// leaf to visit next and the ones put aside for later (each with the distance at which the ray
 /// enters its box, so an entry beyond a hit found since is dropped without fetching it).
 pub(super) struct Walk {
-    pub(super) ray: Ray,
-    pub(super) pre: RayPre,
+    ray: Ray,
+    pre: RayPre,
     inv4: [Vec4; 3],
     org4: [Vec4; 3],
     /// A negative direction enters each slab through its upper plane.
     neg: [bool; 3],
     /// Upper end of the range: the ray's, then the nearest hit's.
-    pub(super) tmax: f32,
+    tmax: f32,
     /// The nearest hit so far and its leaf slot (closest-hit), or any hit (any-hit).
     pub(super) best: Option<(Hit, usize)>,
     cur: u32,
@@ -94,8 +94,7 @@ impl Walk {
     pub(super) fn step<const PREFETCH: bool>(&mut self, bvh: &Bvh, query: Query, mut closer: impl FnMut(usize)) {
         let cur = self.cur;
         if cur & LEAF_FLAG != 0 {
-            let first = ((cur & !LEAF_FLAG) >> 3) as usize;
-            let count = (cur & 7) as usize + 1;
+            let (first, count) = leaf_range(cur);
             for k in 0..count.div_ceil(BLOCK) {
                 let lanes = (1u32 << (count - k * BLOCK).min(BLOCK)) - 1;
                 let b = first + k;
@@ -220,8 +219,7 @@ impl Bvh {
     #[inline(always)]
     fn prefetch(&self, child: u32) {
         if child & LEAF_FLAG != 0 {
-            let first = ((child & !LEAF_FLAG) >> 3) as usize;
-            let count = (child & 7) as usize + 1;
+            let (first, count) = leaf_range(child);
             prefetch_all(&self.blocks[first..first + count.div_ceil(BLOCK)]);
         } else {
             prefetch_all(std::slice::from_ref(&self.nodes[child as usize]));
