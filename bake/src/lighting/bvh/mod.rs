@@ -201,35 +201,34 @@ impl Bvh {
     /// faster on one thread by walking [`STREAM`] rays at once, each step of one ray fetching
     /// the node or leaf its next step reads while the others' steps run. A walk through a large
     /// mesh waits on memory at almost every step; interleaved walks wait together.
+    ///
+    /// Panics when `out` and `rays` differ in length.
     pub fn intersect_stream(&self, rays: &[Ray], out: &mut [Option<Hit>]) {
-        self.stream(rays, Query::Closest, |i, walk| out[i] = walk.best.map(|(h, _)| h), |_, _| {});
+        self.stream(rays, Query::Closest, out, |walk| walk.best.map(|(h, _)| h), |_| {});
     }
 
     /// [`Bvh::intersect_stream`] with each hit's leaf slot, calling `closer(slot)` like
     /// [`Bvh::intersect_slot_noting`].
-    pub(crate) fn intersect_slot_stream(&self, rays: &[Ray], out: &mut [Option<(Hit, usize)>], mut closer: impl FnMut(usize)) {
-        self.stream(rays, Query::Closest, |i, walk| out[i] = walk.best, |_, slot| closer(slot));
+    pub(crate) fn intersect_slot_stream(&self, rays: &[Ray], out: &mut [Option<(Hit, usize)>], closer: impl FnMut(usize)) {
+        self.stream(rays, Query::Closest, out, |walk| walk.best, closer);
     }
 
     /// [`Bvh::occluded`] for each of `rays`, into `out`, interleaved like [`Bvh::intersect_stream`].
+    ///
+    /// Panics when `out` and `rays` differ in length.
     pub fn occluded_stream(&self, rays: &[Ray], cull: Cull, out: &mut [bool]) {
-        self.stream(rays, Query::Any(cull), |i, walk| out[i] = walk.best.is_some(), |_, _| {});
+        self.stream(rays, Query::Any(cull), out, |walk| walk.best.is_some(), |_| {});
     }
 
-    /// Walks `rays` [`STREAM`] at a time, round robin one step each, calling `finish(i, walk)` as
-    /// ray `i`'s walk ends (rays end out of order) and `closer(i, slot)` like
+    /// Walks `rays` [`STREAM`] at a time, round robin one step each, writing `answer(walk)` to
+    /// `out[i]` as ray `i`'s walk ends (rays end out of order) and calling `closer(slot)` like
     /// [`Bvh::intersect_slot_noting`].
-    fn stream(
-        &self,
-        rays: &[Ray],
-        query: Query,
-        mut finish: impl FnMut(usize, &Walk),
-        mut closer: impl FnMut(usize, usize),
-    ) {
+    fn stream<T>(&self, rays: &[Ray], query: Query, out: &mut [T], answer: impl Fn(&Walk) -> T, mut closer: impl FnMut(usize)) {
+        assert_eq!(out.len(), rays.len(), "one answer per ray");
         if rays.is_empty() {
             return;
         }
-        // Every slot starts on a ray (repeating the first when there are fewer than STREAM, to
+        // Every slot starts on a ray (repeating the last when there are fewer than STREAM, to
         // keep the loop simple); `ray_of[k]` is the ray slot k walks, `None` once it is idle.
         let mut walks: [Walk; STREAM] = std::array::from_fn(|k| Walk::new(self, &rays[k.min(rays.len() - 1)]));
         let mut ray_of: [Option<usize>; STREAM] = std::array::from_fn(|k| (k < rays.len()).then_some(k));
@@ -240,10 +239,10 @@ impl Bvh {
                 let Some(i) = *ray else { continue };
                 // A walk may start finished (an empty tree).
                 if !walk.done() {
-                    walk.step::<true>(self, query, |slot| closer(i, slot));
+                    walk.step::<true>(self, query, &mut closer);
                 }
                 if walk.done() {
-                    finish(i, walk);
+                    out[i] = answer(walk);
                     if next < rays.len() {
                         walk.restart(self, &rays[next]);
                         *ray = Some(next);
