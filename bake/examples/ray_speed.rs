@@ -176,17 +176,12 @@ fn ray_speed(pos: &[[f32; 3]], idx: &[u32], dump_to: Option<(&Path, &str)>) {
     let t = Instant::now();
     let bvh = Bvh::build(pos, idx).expect("valid mesh");
     println!("kiln bvh: build {:.3} s (rayon, {} threads)", t.elapsed().as_secs_f64(), rayon::current_num_threads());
+    let batch: Vec<Ray> = rays.iter().map(|(o, d)| Ray { origin: *o, dir: *d, tmin: 0.0, tmax: f32::INFINITY }).collect();
     let clock = Clock::start();
-    let mut hits = 0usize;
-    for (o, d) in &rays {
-        hits += bvh.intersect(&Ray { origin: *o, dir: *d, tmin: 0.0, tmax: f32::INFINITY }).is_some() as usize;
-    }
+    let hits = batch.iter().filter(|r| bvh.intersect(r).is_some()).count();
     let closest = clock.rate(rays.len());
     let clock = Clock::start();
-    let mut occluded = 0usize;
-    for (o, d) in &rays {
-        occluded += bvh.occluded(&Ray { origin: *o, dir: *d, tmin: 0.0, tmax: f32::INFINITY }, Cull::None) as usize;
-    }
+    let occluded = batch.iter().filter(|r| bvh.occluded(r, Cull::None)).count();
     let any = clock.rate(rays.len());
     assert_eq!(hits, occluded, "closest-hit and any-hit disagree");
     println!(
@@ -194,7 +189,6 @@ fn ray_speed(pos: &[[f32; 3]], idx: &[u32], dump_to: Option<(&Path, &str)>) {
         100.0 * hits as f64 / rays.len() as f64
     );
     // The same rays through the streamed queries, which interleave STREAM walks on one thread.
-    let batch: Vec<Ray> = rays.iter().map(|(o, d)| Ray { origin: *o, dir: *d, tmin: 0.0, tmax: f32::INFINITY }).collect();
     let clock = Clock::start();
     let mut found = vec![None; batch.len()];
     bvh.intersect_stream(&batch, &mut found);
