@@ -38,7 +38,21 @@ impl Tolerances {
     /// Reads `[tolerance]`-free TOML with the fields of [`Tolerances`].
     pub fn from_file(path: &Path) -> Result<Self, CliError> {
         let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
-        toml::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))
+        let tol: Tolerances = toml::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
+        for (key, v) in [("distance", tol.distance), ("field_max", tol.field_max), ("field_rms", tol.field_rms)] {
+            check_tolerance(key, v).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+        }
+        Ok(tol)
+    }
+}
+
+/// Refuses a tolerance that cannot be compared with: NaN would make every difference "within",
+/// a negative one every equal value "beyond". `name` is the flag or key, for the message.
+pub fn check_tolerance(name: &str, value: f32) -> Result<(), CliError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!("{name} = {value}: a tolerance must be a finite number >= 0")))
     }
 }
 
@@ -90,6 +104,11 @@ pub fn diff(a: &Path, b: &Path, tol: &Tolerances) -> Result<DiffReport, CliError
         return Err(CliError::Usage(format!("{} and {} must both be packs or both be directories", a.display(), b.display())));
     }
     let (la, lb) = (list(a)?, list(b)?);
+    for (root, l) in [(a, &la), (b, &lb)] {
+        if l.is_empty() {
+            return Err(CliError::Usage(format!("{}: no .kpack files found", root.display())));
+        }
+    }
     let mut names: Vec<&String> = la.keys().chain(lb.keys()).collect();
     names.sort();
     names.dedup();
@@ -121,13 +140,11 @@ fn whole(name: &str, status: &'static str) -> PackDiff {
 }
 
 fn compare_packs(name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
-    let ba = std::fs::read(pa).map_err(|e| CliError::io(pa, e))?;
-    let bb = std::fs::read(pb).map_err(|e| CliError::io(pb, e))?;
-    if ba == bb {
+    // Both must be packs even when their bytes are equal: two equal non-pack files are not "identical packs".
+    let (a, b) = (Pack::open(pa)?, Pack::open(pb)?);
+    if a.bytes() == b.bytes() {
         return Ok(None);
     }
-    let open = |bytes: Vec<u8>, path: &Path| Pack::from_bytes(bytes).map_err(|source| CliError::Pack(kiln_formats::PackFileError::Format { path: path.to_owned(), source }));
-    let (a, b) = (open(ba, pa)?, open(bb, pb)?);
     let raw = |p: &Pack, path: &Path| -> Result<BTreeMap<SectionKind, Vec<u8>>, CliError> {
         (0..p.sections().len())
             .map(|i| {
