@@ -2,7 +2,9 @@
 
 use crate::error::{bad, FormatError};
 use crate::pack::{Pack, Section};
-use crate::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance};
+use crate::sections::{
+    IrradianceGrid, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance,
+};
 
 /// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
 /// what a loader (the viewer, `kiln export`) can use without checking anything again.
@@ -32,18 +34,29 @@ impl TileContents {
     pub fn read(pack: &Pack) -> Result<Self, FormatError> {
         let info: PackInfo = pack.require()?;
         if !matches!(info.kind, PackKind::Tile { .. }) {
-            return Err(bad(PackInfo::KIND, format!("{:?} pack is not a tile", info.kind)));
+            return Err(bad(
+                PackInfo::KIND,
+                format!("{:?} pack is not a tile", info.kind),
+            ));
         }
         let mesh: Option<TerrainMesh> = pack.get()?;
         let ao: Option<VertexAo> = pack.get()?;
         let irradiance: Option<VertexIrradiance> = pack.get()?;
         let volume: Option<IrradianceGrid> = pack.get()?;
         let vertices = mesh.as_ref().map(|m| m.positions.len());
-        let per_vertex = [(VertexAo::KIND, ao.as_ref().map(|a| a.0.len())), (VertexIrradiance::KIND, irradiance.as_ref().map(|v| v.0.len()))];
+        let per_vertex = [
+            (VertexAo::KIND, ao.as_ref().map(|a| a.0.len())),
+            (
+                VertexIrradiance::KIND,
+                irradiance.as_ref().map(|v| v.0.len()),
+            ),
+        ];
         for (kind, count) in per_vertex {
             match (count, vertices) {
                 (Some(_), None) => return Err(bad(kind, "per-vertex values without a TMSH mesh")),
-                (Some(c), Some(v)) if c != v => return Err(bad(kind, format!("{c} values for {v} mesh vertices"))),
+                (Some(c), Some(v)) if c != v => {
+                    return Err(bad(kind, format!("{c} values for {v} mesh vertices")))
+                }
                 _ => {}
             }
         }
@@ -52,21 +65,45 @@ impl TileContents {
             if m.normals.len() != m.positions.len() || m.main_index_count > m.indices.len() {
                 return Err(bad(TerrainMesh::KIND, "inconsistent stream lengths"));
             }
-            if let Some(p) = m.positions.iter().find(|p| !p.iter().all(|c| c.is_finite())) {
+            if let Some(p) = m
+                .positions
+                .iter()
+                .find(|p| !p.iter().all(|c| c.is_finite()))
+            {
                 return Err(bad(TerrainMesh::KIND, format!("non-finite position {p:?}")));
             }
         }
         if let Some(v) = &irradiance {
-            if let Some(i) = v.0.iter().position(|c| !c.iter().all(|x| x.is_finite() && *x >= 0.0)) {
-                return Err(bad(VertexIrradiance::KIND, format!("vertex {i} has irradiance {:?}", v.0[i])));
+            if let Some(i) =
+                v.0.iter()
+                    .position(|c| !c.iter().all(|x| x.is_finite() && *x >= 0.0))
+            {
+                return Err(bad(
+                    VertexIrradiance::KIND,
+                    format!("vertex {i} has irradiance {:?}", v.0[i]),
+                ));
             }
         }
         if let Some(g) = &volume {
             if g.ambient.len() != g.cells() || g.direct.len() != g.cells() {
-                return Err(bad(IrradianceGrid::KIND, format!("{:?} cells but {} / {} values", g.dims, g.ambient.len(), g.direct.len())));
+                return Err(bad(
+                    IrradianceGrid::KIND,
+                    format!(
+                        "{:?} cells but {} / {} values",
+                        g.dims,
+                        g.ambient.len(),
+                        g.direct.len()
+                    ),
+                ));
             }
         }
-        Ok(TileContents { info, mesh, ao, irradiance, volume })
+        Ok(TileContents {
+            info,
+            mesh,
+            ao,
+            irradiance,
+            volume,
+        })
     }
 
     /// The tile's quadtree address `(level, x, y)`.
