@@ -371,8 +371,19 @@ pub fn parse_layout(bytes: &[u8]) -> Result<(Header, Vec<SectionEntry>), FormatE
 }
 
 /// Checks one section's checksum and returns its raw (decompressed) bytes.
+/// `e` normally comes from [`parse_layout`] on the same bytes; any other entry is checked against
+/// `bytes` and refused rather than trusted.
 pub fn check_section(bytes: &[u8], index: usize, e: &SectionEntry) -> Result<Vec<u8>, FormatError> {
-    let stored = &bytes[e.offset as usize..(e.offset + e.stored_len) as usize];
+    let len = bytes.len() as u64;
+    let stored = e
+        .offset
+        .checked_add(e.stored_len)
+        .filter(|&end| end <= len)
+        .map(|end| &bytes[e.offset as usize..end as usize])
+        .ok_or_else(|| FormatError::Truncated { what: format!("section {} (#{index})", e.kind), needed: e.offset.saturating_add(e.stored_len), available: len })?;
+    if e.raw_len > MAX_RAW_SECTION_LEN {
+        return Err(FormatError::BadLayout { section: e.kind, index, reason: format!("raw length {} exceeds the {MAX_RAW_SECTION_LEN}-byte limit", e.raw_len) });
+    }
     if xxh3_64(stored) != e.checksum {
         return Err(FormatError::ChecksumMismatch { section: e.kind, index });
     }

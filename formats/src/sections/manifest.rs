@@ -59,7 +59,8 @@ impl Manifest {
 
     /// Level-`level` tiles along X and Y.
     pub fn tiles_at_level(&self, level: u32) -> [u32; 2] {
-        [(self.tiles_per_axis[0] >> level).max(1), (self.tiles_per_axis[1] >> level).max(1)]
+        // checked_shr: a level of 32 or more (from an unchecked manifest) is a single tile, not a panic.
+        self.tiles_per_axis.map(|t| t.checked_shr(level).unwrap_or(0).max(1))
     }
 
     /// How many nodes a complete quadtree of this manifest's tiling has. Bounded by the limits that
