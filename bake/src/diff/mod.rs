@@ -9,6 +9,7 @@ mod geometry;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
 
 use kiln_formats::sections::{IrradianceGrid, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::{sections, Pack, Section, SectionKind};
@@ -139,12 +140,55 @@ fn whole(name: &str, status: &'static str) -> PackDiff {
     PackDiff { path: name.to_owned(), status, beyond: true, magnitude: f64::INFINITY, sections: Vec::new() }
 }
 
+/// Bytes that pack pairs being compared at once may hold (files, raw sections, decoded meshes):
+/// pairs run in parallel only while their declared sizes fit, so a directory of packs at the edge of
+/// the raw budget cannot multiply it by the number of threads.
+const PARALLEL_BYTES: u64 = 96 << 20;
+
+/// A counting semaphore over bytes. A pair larger than the whole budget waits until it runs alone.
+struct MemoryBudget {
+    free: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl MemoryBudget {
+    fn acquire(&self, want: u64) -> u64 {
+        let want = want.min(PARALLEL_BYTES);
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free < want {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= want;
+        want
+    }
+    fn release(&self, got: u64) {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += got;
+        self.freed.notify_all();
+    }
+}
+
+static BUDGET: MemoryBudget = MemoryBudget { free: Mutex::new(PARALLEL_BYTES), freed: Condvar::new() };
+
+/// What comparing a pack may hold at once: its file, its raw sections and their decoded form (at
+/// most 4 bytes per raw byte; see `formats/SPEC.md`).
+fn footprint(p: &Pack) -> u64 {
+    let raw: u64 = p.sections().iter().map(|e| e.raw_len).sum();
+    p.bytes().len() as u64 + 5 * raw
+}
+
 fn compare_packs(name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
     // Both must be packs even when their bytes are equal: two equal non-pack files are not "identical packs".
     let (a, b) = (Pack::open(pa)?, Pack::open(pb)?);
     if a.bytes() == b.bytes() {
         return Ok(None);
     }
+    let held = BUDGET.acquire(footprint(&a) + footprint(&b));
+    let result = compare_opened(name, (&a, pa), (&b, pb), tol);
+    BUDGET.release(held);
+    result
+}
+
+fn compare_opened(name: &str, (a, pa): (&Pack, &Path), (b, pb): (&Pack, &Path), tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
     let raw = |p: &Pack, path: &Path| -> Result<BTreeMap<SectionKind, Vec<u8>>, CliError> {
         (0..p.sections().len())
             .map(|i| {
@@ -154,7 +198,7 @@ fn compare_packs(name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<O
             })
             .collect()
     };
-    let (sa, sb) = (raw(&a, pa)?, raw(&b, pb)?);
+    let (sa, sb) = (raw(a, pa)?, raw(b, pb)?);
     let mut kinds: Vec<SectionKind> = sa.keys().chain(sb.keys()).copied().collect();
     kinds.sort();
     kinds.dedup();
