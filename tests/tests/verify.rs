@@ -76,7 +76,20 @@ fn verify_reports_cross_section_corruptions_with_valid_checksums() {
         }
         raw
     });
+    // 5: a mesh lifted above the bounds the manifest gives for it.
+    rewrite(&tile(4), |k, raw| {
+        if k != TerrainMesh::KIND {
+            return raw;
+        }
+        let mut mesh = TerrainMesh::decode(&raw).unwrap();
+        let lift = 64.0 * mesh.lattice.step();
+        for p in &mut mesh.positions {
+            p[2] += lift;
+        }
+        mesh.encode().unwrap()
+    });
     let problems = problems_of(&copy);
+    assert_reported(&problems, &tile(4), "outside the manifest's bounds");
     assert_reported(&problems, &tile(0), "VXIR");
     assert_reported(&problems, &tile(0), "values for");
     assert_reported(&problems, &tile(1), "at least 1");

@@ -21,6 +21,8 @@ struct PackFacts {
     info: Option<PackInfo>,
     /// Vertices and main triangles of a sound tile's mesh.
     mesh_counts: Option<(usize, usize)>,
+    /// Bounds of a sound tile's vertices, if it has any.
+    mesh_bounds: Option<([f32; 3], [f32; 3])>,
 }
 
 /// Checks everything under `path`; returns one line per problem (empty when all holds) and the
@@ -74,7 +76,7 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     let at = |m: String| format!("{}: {m}", file.display());
     let mut out: Vec<String> = pack.verify().into_iter().map(|e| at(e.to_string())).collect();
     let bytes = pack.bytes();
-    let mut facts = PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None };
+    let mut facts = PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None };
     match pack.get::<PackInfo>() {
         Ok(None) => out.push(at("no PINF pack-info section".into())),
         Ok(Some(info)) => facts.info = Some(info),
@@ -84,7 +86,10 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     // A section that failed on its own was reported above; the tile check would repeat it.
     if is_tile && out.is_empty() {
         match TileContents::read(pack) {
-            Ok(t) => facts.mesh_counts = t.mesh.as_ref().map(|m| (m.positions.len(), m.main_index_count / 3)),
+            Ok(t) => {
+                facts.mesh_counts = t.mesh.as_ref().map(|m| (m.positions.len(), m.main_index_count / 3));
+                facts.mesh_bounds = t.mesh.as_ref().and_then(|m| m.bounds());
+            }
             Err(e) => out.push(at(e.to_string())),
         }
     }
@@ -138,6 +143,12 @@ fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf], facts: &B
             }
             if info.world_name != manifest.world_name {
                 out.push(at(format!("pack belongs to world {:?}, the manifest to {:?}", info.world_name, manifest.world_name)));
+            }
+        }
+        if let Some((lo, hi)) = f.mesh_bounds {
+            // The manifest's bounds are what culling trusts: every vertex must lie inside them.
+            if (0..3).any(|a| lo[a] < node.bounds_min[a] || hi[a] > node.bounds_max[a]) {
+                out.push(at(format!("mesh spans {lo:?}..{hi:?}, outside the manifest's bounds {:?}..{:?}", node.bounds_min, node.bounds_max)));
             }
         }
         if let Some((vertices, tris)) = f.mesh_counts {
