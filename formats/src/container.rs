@@ -22,6 +22,15 @@ pub const ALIGN: u64 = 16;
 /// No section may decode to more than this many bytes; keeps a hostile header from making the
 /// reader allocate unbounded memory.
 pub const MAX_RAW_SECTION_LEN: u64 = 1 << 30;
+/// A pack's sections together may decode to at most `RAW_ALLOWANCE + MAX_EXPANSION × file_len`
+/// bytes. zstd itself can expand a frame about 32000-fold (a run-length block of 128 KiB costs
+/// 4 bytes), so without this a 50 KB pack could make a reader allocate gigabytes; real tiles
+/// compress 2–4×, and a writer that would break the rule stores every section raw instead.
+pub const MAX_EXPANSION: u64 = 32;
+/// The part of a pack's raw budget that does not depend on its size (see [`MAX_EXPANSION`]).
+pub const RAW_ALLOWANCE: u64 = 16 << 20;
+/// Largest pack file a reader opens; larger files are refused before they are read.
+pub const MAX_PACK_LEN: u64 = 1 << 34;
 /// At most this many sections in one pack.
 pub const MAX_SECTIONS: u32 = 4096;
 /// Section-table flag: a reader that does not know this section's kind must refuse the pack.
@@ -186,13 +195,23 @@ impl ContainerWriter {
     /// The finished pack as bytes. Compression of the sections runs in order on this thread, so the
     /// output depends only on the inputs.
     pub fn finish(self) -> Result<Vec<u8>, FormatError> {
+        let bytes = self.lay_out(false)?;
+        if within_raw_budget(self.sections.iter().map(|s| s.raw.len() as u64), bytes.len() as u64) {
+            return Ok(bytes);
+        }
+        // Compression so good that readers would refuse the pack: raw storage always fits the budget.
+        self.lay_out(true)
+    }
+
+    fn lay_out(&self, force_raw: bool) -> Result<Vec<u8>, FormatError> {
         let n = self.sections.len();
         let table_end = (HEADER_LEN + n * ENTRY_LEN) as u64;
         let mut entries = Vec::with_capacity(n);
         let mut payloads = Vec::with_capacity(n);
         let mut cursor = align_up(table_end);
-        for s in self.sections {
+        for s in &self.sections {
             let (codec, stored) = match s.codec {
+                _ if force_raw => (Codec::Raw, s.raw.clone()),
                 Codec::Raw => (Codec::Raw, s.raw.clone()),
                 Codec::Zstd(level) => {
                     let z = zstd::bulk::compress(&s.raw, level).map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?;
@@ -239,6 +258,17 @@ impl ContainerWriter {
         debug_assert_eq!(out.len() as u64, file_len);
         Ok(out)
     }
+}
+
+/// Whether sections of these raw lengths may live in a pack of `file_len` bytes (see [`MAX_EXPANSION`]).
+pub fn within_raw_budget(raw_lens: impl IntoIterator<Item = u64>, file_len: u64) -> bool {
+    let total = raw_lens.into_iter().try_fold(0u64, |acc, l| acc.checked_add(l));
+    total.is_some_and(|t| t <= raw_budget(file_len))
+}
+
+/// The most bytes the sections of a pack of `file_len` bytes may decode to.
+pub fn raw_budget(file_len: u64) -> u64 {
+    RAW_ALLOWANCE.saturating_add(MAX_EXPANSION.saturating_mul(file_len))
 }
 
 /// Parses and checks the header, the table and the layout of `bytes`. Payload checksums are not
@@ -325,12 +355,35 @@ pub fn parse_layout(bytes: &[u8]) -> Result<(Header, Vec<SectionEntry>), FormatE
     if cursor != len {
         return Err(FormatError::LengthMismatch { declared: cursor, actual: len });
     }
+    // Each raw_len is at most 2^30 and there are at most 4096 of them: the sum cannot overflow.
+    let total: u64 = entries.iter().map(|e| e.raw_len).sum();
+    if !within_raw_budget([total], len) {
+        return Err(FormatError::BadLayout {
+            section: SectionKind(*b"----"),
+            index: 0,
+            reason: format!(
+                "sections declare {total} raw bytes, more than the {} a {len}-byte pack may hold ({RAW_ALLOWANCE} + {MAX_EXPANSION} x file length; a decompression bomb?)",
+                raw_budget(len)
+            ),
+        });
+    }
     Ok((header, entries))
 }
 
 /// Checks one section's checksum and returns its raw (decompressed) bytes.
+/// `e` normally comes from [`parse_layout`] on the same bytes; any other entry is checked against
+/// `bytes` and refused rather than trusted.
 pub fn check_section(bytes: &[u8], index: usize, e: &SectionEntry) -> Result<Vec<u8>, FormatError> {
-    let stored = &bytes[e.offset as usize..(e.offset + e.stored_len) as usize];
+    let len = bytes.len() as u64;
+    let stored = e
+        .offset
+        .checked_add(e.stored_len)
+        .filter(|&end| end <= len)
+        .map(|end| &bytes[e.offset as usize..end as usize])
+        .ok_or_else(|| FormatError::Truncated { what: format!("section {} (#{index})", e.kind), needed: e.offset.saturating_add(e.stored_len), available: len })?;
+    if e.raw_len > MAX_RAW_SECTION_LEN {
+        return Err(FormatError::BadLayout { section: e.kind, index, reason: format!("raw length {} exceeds the {MAX_RAW_SECTION_LEN}-byte limit", e.raw_len) });
+    }
     if xxh3_64(stored) != e.checksum {
         return Err(FormatError::ChecksumMismatch { section: e.kind, index });
     }

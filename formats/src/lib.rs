@@ -17,7 +17,9 @@ pub mod container;
 pub mod error;
 mod pack;
 pub mod sections;
+mod tile;
 
 pub use container::{Codec, SectionEntry, SectionKind, FORMAT_MAJOR, FORMAT_MINOR};
 pub use error::{FormatError, PackFileError};
-pub use pack::{write_atomic, Pack, PackBuilder, Section};
+pub use pack::{read_pack_file, write_atomic, Pack, PackBuilder, Section};
+pub use tile::TileContents;

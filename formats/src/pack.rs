@@ -1,7 +1,7 @@
 //! Typed access to packs: [`Pack`] reads, [`PackBuilder`] writes.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,7 +43,7 @@ impl Pack {
 
     /// Reads and opens the pack at `path`; errors name the file.
     pub fn open(path: &Path) -> Result<Self, PackFileError> {
-        let bytes = fs::read(path).map_err(|source| PackFileError::Io { path: path.to_owned(), source })?;
+        let bytes = read_pack_file(path)?;
         Pack::from_bytes(bytes).map_err(|source| PackFileError::Format { path: path.to_owned(), source })
     }
 
@@ -97,6 +97,28 @@ impl Pack {
         }
         problems
     }
+}
+
+/// The bytes of the file at `path`, refusing anything that is not a regular file of at most
+/// [`container::MAX_PACK_LEN`] bytes before reading it (a FIFO or `/dev/zero` named `x.kpack` would
+/// otherwise be read until memory runs out).
+pub fn read_pack_file(path: &Path) -> Result<Vec<u8>, PackFileError> {
+    let io_err = |source| PackFileError::Io { path: path.to_owned(), source };
+    let file = fs::File::open(path).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    if !meta.is_file() {
+        return Err(io_err(std::io::Error::other("not a regular file")));
+    }
+    if meta.len() > container::MAX_PACK_LEN {
+        return Err(io_err(std::io::Error::other(format!("{} bytes exceeds the {}-byte pack limit", meta.len(), container::MAX_PACK_LEN))));
+    }
+    // The size is only a hint (the file may change while it is read); `take` bounds the read anyway.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(container::MAX_PACK_LEN + 1).read_to_end(&mut bytes).map_err(io_err)?;
+    if bytes.len() as u64 > container::MAX_PACK_LEN {
+        return Err(io_err(std::io::Error::other("file grew past the pack limit while being read")));
+    }
+    Ok(bytes)
 }
 
 /// Builds a pack from typed sections.

@@ -3,22 +3,31 @@
 use std::path::Path;
 
 use kiln_formats::container::Codec;
-use kiln_formats::{sections, Pack};
+use kiln_formats::sections::{PackInfo, PackKind};
+use kiln_formats::{sections, Pack, PackFileError, TileContents};
 use serde_json::{json, Value};
 
 use super::packs::find_packs;
 use super::CliError;
 
-/// Describes every pack under `path`.
-pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
+/// Describes every pack under `path`. Returns the exit code: 0 when every pack and section is
+/// sound, 1 when one is corrupt (it is still described as far as it can be read); unreadable paths
+/// are errors.
+pub fn run(path: &Path, as_json: bool) -> Result<i32, CliError> {
     let files = find_packs(path).map_err(|e| CliError::io(path, e))?;
     if files.is_empty() {
         return Err(CliError::Usage(format!("{}: no .kpack files found", path.display())));
     }
     let mut reports = Vec::new();
+    let mut corrupt = 0usize;
     for file in &files {
-        let pack = Pack::open(file).map_err(CliError::Pack)?;
-        reports.push(describe(file, &pack));
+        let report = match Pack::open(file) {
+            Ok(pack) => describe(file, &pack),
+            Err(e @ PackFileError::Format { .. }) => json!({ "path": file.display().to_string(), "error": e.to_string() }),
+            Err(e) => return Err(CliError::Pack(e)),
+        };
+        corrupt += usize::from(is_corrupt(&report));
+        reports.push(report);
     }
     if as_json {
         let doc = if reports.len() == 1 && path.is_file() { reports.remove(0) } else { Value::Array(reports) };
@@ -28,7 +37,18 @@ pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
             print_human(r);
         }
     }
-    Ok(())
+    if corrupt > 0 {
+        eprintln!("{corrupt} corrupt pack(s)");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// Whether a described pack, one of its sections or the invariants between them failed.
+fn is_corrupt(report: &Value) -> bool {
+    report.get("error").is_some()
+        || report.get("consistency").is_some()
+        || report["sections"].as_array().into_iter().flatten().any(|s| s["summary"].get("error").is_some())
 }
 
 fn describe(file: &Path, pack: &Pack) -> Value {
@@ -60,16 +80,28 @@ fn describe(file: &Path, pack: &Pack) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "path": file.display().to_string(),
         "format_version": format!("{}.{}", h.major, h.minor),
         "writer_version": format!("{}.{}.{}", h.writer_version[0], h.writer_version[1], h.writer_version[2]),
         "file_bytes": h.file_len,
         "sections": sections,
-    })
+    });
+    // Sections that are each sound can still disagree with each other (e.g. AO count vs vertices).
+    let sound = !is_corrupt(&doc);
+    if let (true, Ok(Some(PackInfo { kind: PackKind::Tile { .. }, .. }))) = (sound, pack.get::<PackInfo>()) {
+        if let Err(e) = TileContents::read(pack) {
+            doc["consistency"] = json!(e.to_string());
+        }
+    }
+    doc
 }
 
 fn print_human(r: &Value) {
+    if let Some(e) = r["error"].as_str() {
+        println!("{e}");
+        return;
+    }
     println!(
         "{}  (format {}, written by kiln {}, {} bytes)",
         r["path"].as_str().unwrap_or(""),
@@ -94,5 +126,8 @@ fn print_human(r: &Value) {
                 println!("      {k}: {}", v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
             }
         }
+    }
+    if let Some(c) = r["consistency"].as_str() {
+        println!("  inconsistent: {c}");
     }
 }

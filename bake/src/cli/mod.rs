@@ -72,7 +72,7 @@ enum Command {
         #[arg(long, global = true)]
         cache: Option<PathBuf>,
     },
-    /// Describe packs: sections, codecs, sizes, checksums, versions and contents.
+    /// Describe packs: sections, codecs, sizes, checksums, versions and contents; exit 1 if one is corrupt.
     Inspect {
         /// A pack file or a directory of packs (e.g. out/ice_caves).
         path: PathBuf,
@@ -195,13 +195,18 @@ where
             run_bake(&world, &opts).map(|()| 0)
         }
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
-        Command::Inspect { path, json } => inspect::run(&path, json).map(|()| 0),
+        Command::Inspect { path, json } => inspect::run(&path, json),
         Command::Verify { path } => verify::run(&path),
         Command::Diff { a, b, tolerances, distance, field_max, field_rms, ignore_metadata, json } => (|| {
             let mut tol = match tolerances {
                 Some(p) => crate::diff::Tolerances::from_file(&p)?,
                 None => crate::diff::Tolerances::default(),
             };
+            for (flag, value) in [("--distance", distance), ("--field-max", field_max), ("--field-rms", field_rms)] {
+                if let Some(v) = value {
+                    crate::diff::check_tolerance(flag, v)?;
+                }
+            }
             tol.distance = distance.unwrap_or(tol.distance);
             tol.field_max = field_max.unwrap_or(tol.field_max);
             tol.field_rms = field_rms.unwrap_or(tol.field_rms);

@@ -15,8 +15,11 @@ pub fn find_packs(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut stack = vec![path.to_owned()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir)? {
-            let p = entry?.path();
-            if p.is_dir() {
+            let entry = entry?;
+            let p = entry.path();
+            // Not following directory links keeps a link to a parent from looping forever; linked
+            // files are still listed, and opening them checks what they point to.
+            if entry.file_type()?.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|e| e == "kpack") {
                 out.push(p);

@@ -1,36 +1,56 @@
 //! `kiln verify`: every checksum and every cross-reference of a pack or a bake directory.
+//!
+//! Packs are read one at a time and dropped after their checks; only a few facts per pack are kept
+//! for the manifest's cross-checks, so memory stays bounded by the largest pack (and its raw budget,
+//! see `formats/SPEC.md`), not by the bake.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use kiln_formats::sections::{Manifest, PackInfo, PackKind, TerrainMesh, VertexAo};
-use kiln_formats::Pack;
+use kiln_formats::sections::{Manifest, PackInfo, PackKind};
+use kiln_formats::{Pack, TileContents};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::packs::find_packs;
 use super::CliError;
 
+/// What the manifest checks need to know about one pack that opened.
+struct PackFacts {
+    len: u64,
+    hash: u64,
+    info: Option<PackInfo>,
+    /// Vertices and main triangles of a sound tile's mesh.
+    mesh_counts: Option<(usize, usize)>,
+    /// Bounds of a sound tile's vertices, if it has any.
+    mesh_bounds: Option<([f32; 3], [f32; 3])>,
+}
+
 /// Checks everything under `path`; returns one line per problem (empty when all holds) and the
 /// number of packs checked.
 pub fn check(path: &Path) -> Result<(Vec<String>, usize), CliError> {
     let files = find_packs(path).map_err(|e| CliError::io(path, e))?;
-    if files.is_empty() {
+    let is_dir = path.is_dir();
+    let manifest_path = path.join("manifest.kpack");
+    if files.is_empty() && !is_dir {
         return Err(CliError::Usage(format!("{}: no .kpack files found", path.display())));
     }
     let mut problems = Vec::new();
+    let mut facts = BTreeMap::new();
     for file in &files {
         match Pack::open(file) {
             Err(e) => problems.push(e.to_string()),
             Ok(pack) => {
-                problems.extend(pack.verify().into_iter().map(|e| format!("{}: {e}", file.display())));
-                problems.extend(check_pack_consistency(file, &pack));
+                let (f, p) = check_pack(file, &pack);
+                problems.extend(p);
+                facts.insert(file.clone(), f);
             }
         }
     }
-    if path.is_dir() {
-        let manifest_path = path.join("manifest.kpack");
-        if manifest_path.is_file() {
-            problems.extend(check_manifest(path, &manifest_path, &files));
+    if is_dir {
+        if !manifest_path.is_file() {
+            problems.push(format!("{}: missing: a bake directory has a manifest listing its tiles", manifest_path.display()));
+        } else {
+            problems.extend(check_manifest(path, &manifest_path, &files, &facts));
         }
     }
     Ok((problems, files.len()))
@@ -51,81 +71,109 @@ pub fn run(path: &Path) -> Result<i32, CliError> {
     }
 }
 
-/// Sections inside one pack that must agree with each other.
-fn check_pack_consistency(file: &Path, pack: &Pack) -> Vec<String> {
-    let mut out = Vec::new();
+/// Checksums and sections of one pack, then the invariants between its sections.
+fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     let at = |m: String| format!("{}: {m}", file.display());
-    // A PINF that fails to decode was already reported by `Pack::verify`.
-    if let Ok(None) = pack.get::<PackInfo>() {
-        out.push(at("no PINF pack-info section".into()));
+    let mut out: Vec<String> = pack.verify().into_iter().map(|e| at(e.to_string())).collect();
+    let bytes = pack.bytes();
+    let mut facts = PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None };
+    match pack.get::<PackInfo>() {
+        Ok(None) => out.push(at("no PINF pack-info section".into())),
+        Ok(Some(info)) => facts.info = Some(info),
+        Err(_) => {} // reported by `Pack::verify`
     }
-    if let (Ok(Some(mesh)), Ok(Some(ao))) = (pack.get::<TerrainMesh>(), pack.get::<VertexAo>()) {
-        if ao.0.len() != mesh.positions.len() {
-            out.push(at(format!("VXAO has {} values for {} mesh vertices", ao.0.len(), mesh.positions.len())));
+    let is_tile = matches!(facts.info, Some(PackInfo { kind: PackKind::Tile { .. }, .. }));
+    // A section that failed on its own was reported above; the tile check would repeat it.
+    if is_tile && out.is_empty() {
+        match TileContents::read(pack) {
+            Ok(t) => {
+                facts.mesh_counts = t.mesh.as_ref().map(|m| (m.positions.len(), m.main_index_count / 3));
+                facts.mesh_bounds = t.mesh.as_ref().and_then(|m| m.bounds());
+            }
+            Err(e) => out.push(at(e.to_string())),
         }
     }
-    out
+    (facts, out)
 }
 
-fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf]) -> Vec<String> {
+fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf], facts: &BTreeMap<PathBuf, PackFacts>) -> Vec<String> {
     let mut out = Vec::new();
+    let at_manifest = |m: String| format!("{}: {m}", manifest_path.display());
+    if !facts.contains_key(manifest_path) {
+        return out; // it did not open; already reported
+    }
     let manifest = match Pack::open(manifest_path).map(|p| p.require::<Manifest>()) {
         Ok(Ok(m)) => m,
-        Ok(Err(e)) => return vec![format!("{}: {e}", manifest_path.display())],
-        Err(_) => return out, // already reported
+        Ok(Err(e)) => return vec![at_manifest(e.to_string())],
+        Err(_) => return out,
     };
+    if let Some(PackFacts { info: Some(info), .. }) = facts.get(manifest_path) {
+        if info.kind != PackKind::Manifest {
+            out.push(at_manifest(format!("pack info says it is {:?}, not a manifest", info.kind)));
+        }
+    }
+    let found: HashSet<&PathBuf> = files.iter().collect();
     let mut listed = BTreeSet::new();
+    let mut addresses = HashSet::with_capacity(manifest.nodes.len());
     for node in &manifest.nodes {
         let path = dir.join(&node.path);
-        listed.insert(path.clone());
         let at = |m: String| format!("{}: {m}", path.display());
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) => {
-                out.push(format!("{}: listed in the manifest as L{} ({},{}) but cannot be read: {e}", path.display(), node.level, node.x, node.y));
-                continue;
+        if !addresses.insert((node.level, node.x, node.y)) {
+            out.push(at_manifest(format!("tile L{} ({},{}) is listed more than once", node.level, node.x, node.y)));
+        }
+        listed.insert(path.clone());
+        let Some(f) = facts.get(&path) else {
+            // A listed pack that failed to open was reported with its own error.
+            if !found.contains(&path) {
+                let why = if path.exists() { "is not a .kpack file in the bake" } else { "cannot be read: no such file" };
+                out.push(format!("{}: listed in the manifest as L{} ({},{}) but {why}", path.display(), node.level, node.x, node.y));
             }
+            continue;
         };
-        if bytes.len() as u64 != node.file_len || xxh3_64(&bytes) != node.content_hash {
+        if f.len != node.file_len || f.hash != node.content_hash {
             out.push(at(format!(
                 "content does not match the manifest (hash {:016x}, {} bytes; manifest says {:016x}, {} bytes)",
-                xxh3_64(&bytes),
-                bytes.len(),
-                node.content_hash,
-                node.file_len
+                f.hash, f.len, node.content_hash, node.file_len
             )));
         }
-        let Ok(pack) = Pack::from_bytes(bytes) else { continue };
-        match pack.get::<PackInfo>() {
-            Ok(Some(info)) => {
-                let expected = PackKind::Tile { level: node.level, x: node.x, y: node.y };
-                if info.kind != expected {
-                    out.push(at(format!("pack says it is {:?}, manifest lists it as {expected:?}", info.kind)));
-                }
-                if info.world_name != manifest.world_name {
-                    out.push(at(format!("pack belongs to world {:?}, the manifest to {:?}", info.world_name, manifest.world_name)));
-                }
+        if let Some(info) = &f.info {
+            let expected = PackKind::Tile { level: node.level, x: node.x, y: node.y };
+            if info.kind != expected {
+                out.push(at(format!("pack says it is {:?}, manifest lists it as {expected:?}", info.kind)));
             }
-            _ => continue,
+            if info.world_name != manifest.world_name {
+                out.push(at(format!("pack belongs to world {:?}, the manifest to {:?}", info.world_name, manifest.world_name)));
+            }
         }
-        if let Ok(Some(mesh)) = pack.get::<TerrainMesh>() {
-            let tris = (mesh.main_index_count / 3) as u32;
-            if mesh.positions.len() as u32 != node.vertex_count || tris != node.triangle_count {
-                out.push(at(format!(
-                    "mesh has {} vertices / {tris} triangles, manifest says {} / {}",
-                    mesh.positions.len(),
-                    node.vertex_count,
-                    node.triangle_count
-                )));
+        if let Some((lo, hi)) = f.mesh_bounds {
+            // The manifest's bounds are what culling trusts: every vertex must lie inside them.
+            if (0..3).any(|a| lo[a] < node.bounds_min[a] || hi[a] > node.bounds_max[a]) {
+                out.push(at(format!("mesh spans {lo:?}..{hi:?}, outside the manifest's bounds {:?}..{:?}", node.bounds_min, node.bounds_max)));
+            }
+        }
+        if let Some((vertices, tris)) = f.mesh_counts {
+            if vertices as u64 != node.vertex_count as u64 || tris as u64 != node.triangle_count as u64 {
+                out.push(at(format!("mesh has {vertices} vertices / {tris} triangles, manifest says {} / {}", node.vertex_count, node.triangle_count)));
             }
         }
     }
-    for level in 0..manifest.levels {
-        let [tx, ty] = manifest.tiles_at_level(level);
-        for y in 0..ty {
-            for x in 0..tx {
-                if manifest.node(level, x, y).is_none() {
-                    out.push(format!("{}: tile L{level} ({x},{y}) is missing from the quadtree", manifest_path.display()));
+    // The grid walk is bounded by what is present: a manifest claiming far more tiles than it lists
+    // (a few bytes can claim 2^32) gets one line instead of a line per absent tile.
+    let expected = manifest.expected_node_count();
+    let present = manifest.nodes.len() as u64;
+    if expected > present.saturating_mul(2).saturating_add(64) {
+        out.push(at_manifest(format!(
+            "the {}x{} tile grid with {} levels needs {expected} tiles but the manifest lists {present}",
+            manifest.tiles_per_axis[0], manifest.tiles_per_axis[1], manifest.levels
+        )));
+    } else {
+        for level in 0..manifest.levels {
+            let [tx, ty] = manifest.tiles_at_level(level);
+            for y in 0..ty {
+                for x in 0..tx {
+                    if !addresses.contains(&(level, x, y)) {
+                        out.push(at_manifest(format!("tile L{level} ({x},{y}) is missing from the quadtree")));
+                    }
                 }
             }
         }

@@ -83,9 +83,32 @@ impl<'a> TriangleGrid<'a> {
         // About two triangles per occupied cell: cell edge from the surface area estimate.
         let extent = sub(max, min).map(|e| e.max(1e-6));
         let cell = ((extent[0] * extent[1] + extent[1] * extent[2] + extent[0] * extent[2]) / triangles.len() as f32).sqrt().max(1e-6) * 2.0;
-        let dims = extent.map(|e| ((e / cell) as usize + 1).min(512));
-        let cell = (0..3).map(|a| extent[a] / dims[a] as f32).fold(0.0f32, f32::max).max(1e-6);
-        let cell_of = |p: [f32; 3]| -> [usize; 3] { [0, 1, 2].map(|a| (((p[a] - min[a]) / cell) as usize).min(dims[a] - 1)) };
+        let mut dims = extent.map(|e| ((e / cell) as usize + 1).min(512));
+        let grid_cell = |dims: [usize; 3]| (0..3).map(|a| extent[a] / dims[a] as f32).fold(0.0f32, f32::max).max(1e-6);
+        let cell_in = |p: [f32; 3], cell: f32, dims: [usize; 3]| -> [usize; 3] { [0, 1, 2].map(|a| (((p[a] - min[a]) / cell) as usize).min(dims[a] - 1)) };
+        // Memory stays linear in the triangles: a hostile mesh (huge triangles, or few of them over a
+        // large box) would otherwise fill billions of cell slots. Coarsen until cells and the
+        // triangle-cell pairs fit a budget; one cell always does.
+        let budget = 8 * triangles.len() as u64 + 4096;
+        loop {
+            let cell = grid_cell(dims);
+            let cells = dims.iter().map(|&d| d as u64).product::<u64>();
+            let pairs: u64 = triangles
+                .iter()
+                .map(|t| {
+                    let ps = t.map(|i| positions[i as usize]);
+                    let lo = cell_in([0, 1, 2].map(|a| ps[0][a].min(ps[1][a]).min(ps[2][a])), cell, dims);
+                    let hi = cell_in([0, 1, 2].map(|a| ps[0][a].max(ps[1][a]).max(ps[2][a])), cell, dims);
+                    (0..3).map(|a| (hi[a] - lo[a] + 1) as u64).product::<u64>()
+                })
+                .sum();
+            if (cells <= budget && pairs <= budget) || dims == [1, 1, 1] {
+                break;
+            }
+            dims = dims.map(|d| d.div_ceil(2));
+        }
+        let cell = grid_cell(dims);
+        let cell_of = |p: [f32; 3]| -> [usize; 3] { cell_in(p, cell, dims) };
         let n_cells = dims[0] * dims[1] * dims[2];
         let mut counts = vec![0u32; n_cells + 1];
         let mut spans = Vec::with_capacity(triangles.len());

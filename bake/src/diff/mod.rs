@@ -9,6 +9,7 @@ mod geometry;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
 
 use kiln_formats::sections::{IrradianceGrid, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::{sections, Pack, Section, SectionKind};
@@ -38,7 +39,21 @@ impl Tolerances {
     /// Reads `[tolerance]`-free TOML with the fields of [`Tolerances`].
     pub fn from_file(path: &Path) -> Result<Self, CliError> {
         let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
-        toml::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))
+        let tol: Tolerances = toml::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
+        for (key, v) in [("distance", tol.distance), ("field_max", tol.field_max), ("field_rms", tol.field_rms)] {
+            check_tolerance(key, v).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+        }
+        Ok(tol)
+    }
+}
+
+/// Refuses a tolerance that cannot be compared with: NaN would make every difference "within",
+/// a negative one every equal value "beyond". `name` is the flag or key, for the message.
+pub fn check_tolerance(name: &str, value: f32) -> Result<(), CliError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!("{name} = {value}: a tolerance must be a finite number >= 0")))
     }
 }
 
@@ -90,6 +105,11 @@ pub fn diff(a: &Path, b: &Path, tol: &Tolerances) -> Result<DiffReport, CliError
         return Err(CliError::Usage(format!("{} and {} must both be packs or both be directories", a.display(), b.display())));
     }
     let (la, lb) = (list(a)?, list(b)?);
+    for (root, l) in [(a, &la), (b, &lb)] {
+        if l.is_empty() {
+            return Err(CliError::Usage(format!("{}: no .kpack files found", root.display())));
+        }
+    }
     let mut names: Vec<&String> = la.keys().chain(lb.keys()).collect();
     names.sort();
     names.dedup();
@@ -120,14 +140,55 @@ fn whole(name: &str, status: &'static str) -> PackDiff {
     PackDiff { path: name.to_owned(), status, beyond: true, magnitude: f64::INFINITY, sections: Vec::new() }
 }
 
+/// Bytes that pack pairs being compared at once may hold (files, raw sections, decoded meshes):
+/// pairs run in parallel only while their declared sizes fit, so a directory of packs at the edge of
+/// the raw budget cannot multiply it by the number of threads.
+const PARALLEL_BYTES: u64 = 96 << 20;
+
+/// A counting semaphore over bytes. A pair larger than the whole budget waits until it runs alone.
+struct MemoryBudget {
+    free: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl MemoryBudget {
+    fn acquire(&self, want: u64) -> u64 {
+        let want = want.min(PARALLEL_BYTES);
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free < want {
+            free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= want;
+        want
+    }
+    fn release(&self, got: u64) {
+        *self.free.lock().unwrap_or_else(|e| e.into_inner()) += got;
+        self.freed.notify_all();
+    }
+}
+
+static BUDGET: MemoryBudget = MemoryBudget { free: Mutex::new(PARALLEL_BYTES), freed: Condvar::new() };
+
+/// What comparing a pack may hold at once: its file, its raw sections and their decoded form (at
+/// most 4 bytes per raw byte; see `formats/SPEC.md`).
+fn footprint(p: &Pack) -> u64 {
+    let raw: u64 = p.sections().iter().map(|e| e.raw_len).sum();
+    p.bytes().len() as u64 + 5 * raw
+}
+
 fn compare_packs(name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
-    let ba = std::fs::read(pa).map_err(|e| CliError::io(pa, e))?;
-    let bb = std::fs::read(pb).map_err(|e| CliError::io(pb, e))?;
-    if ba == bb {
+    // Both must be packs even when their bytes are equal: two equal non-pack files are not "identical packs".
+    let (a, b) = (Pack::open(pa)?, Pack::open(pb)?);
+    if a.bytes() == b.bytes() {
         return Ok(None);
     }
-    let open = |bytes: Vec<u8>, path: &Path| Pack::from_bytes(bytes).map_err(|source| CliError::Pack(kiln_formats::PackFileError::Format { path: path.to_owned(), source }));
-    let (a, b) = (open(ba, pa)?, open(bb, pb)?);
+    let held = BUDGET.acquire(footprint(&a) + footprint(&b));
+    let result = compare_opened(name, (&a, pa), (&b, pb), tol);
+    BUDGET.release(held);
+    result
+}
+
+fn compare_opened(name: &str, (a, pa): (&Pack, &Path), (b, pb): (&Pack, &Path), tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
     let raw = |p: &Pack, path: &Path| -> Result<BTreeMap<SectionKind, Vec<u8>>, CliError> {
         (0..p.sections().len())
             .map(|i| {
@@ -137,7 +198,7 @@ fn compare_packs(name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<O
             })
             .collect()
     };
-    let (sa, sb) = (raw(&a, pa)?, raw(&b, pb)?);
+    let (sa, sb) = (raw(a, pa)?, raw(b, pb)?);
     let mut kinds: Vec<SectionKind> = sa.keys().chain(sb.keys()).copied().collect();
     kinds.sort();
     kinds.dedup();

@@ -26,6 +26,10 @@ pub struct TileNode {
     pub triangle_count: u32,
 }
 
+/// Most level-0 tiles along one axis a manifest may declare (a world axis of 2^16 tiles is far beyond
+/// the baker's own limits), so a quadtree walk is bounded before it starts.
+pub const MAX_TILES_PER_AXIS: u32 = 1 << 16;
+
 /// The world manifest (`MNFT`, in `manifest.kpack`): what a viewer needs before any tile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -55,7 +59,20 @@ impl Manifest {
 
     /// Level-`level` tiles along X and Y.
     pub fn tiles_at_level(&self, level: u32) -> [u32; 2] {
-        [(self.tiles_per_axis[0] >> level).max(1), (self.tiles_per_axis[1] >> level).max(1)]
+        // checked_shr: a level of 32 or more (from an unchecked manifest) is a single tile, not a panic.
+        self.tiles_per_axis.map(|t| t.checked_shr(level).unwrap_or(0).max(1))
+    }
+
+    /// How many nodes a complete quadtree of this manifest's tiling has. Bounded by the limits that
+    /// decoding enforces (at most about 1.4 × [`MAX_TILES_PER_AXIS`]²), so callers can compare it
+    /// with `nodes.len()` before looping over the grid.
+    pub fn expected_node_count(&self) -> u64 {
+        (0..self.levels.min(33))
+            .map(|l| {
+                let [x, y] = self.tiles_at_level(l);
+                x as u64 * y as u64
+            })
+            .sum()
     }
 
     fn validate(&self) -> Result<(), FormatError> {
@@ -63,10 +80,21 @@ impl Manifest {
         if !(self.voxel_size.is_finite() && self.voxel_size > 0.0) {
             return err(format!("voxel_size {} is not a positive number", self.voxel_size));
         }
-        if self.levels == 0 || self.levels > 32 {
-            return err(format!("levels {} is outside 1..=32", self.levels));
+        if let Some(t) = self.tiles_per_axis.iter().find(|&&t| t == 0 || t > MAX_TILES_PER_AXIS || !t.is_power_of_two()) {
+            return err(format!("{t} tiles per axis is not a power of two in 1..={MAX_TILES_PER_AXIS}"));
+        }
+        // The baker's rule: level k has tiles >> k per axis, down to a single root tile.
+        let levels = self.tiles_per_axis[0].max(self.tiles_per_axis[1]).trailing_zeros() + 1;
+        if self.levels != levels {
+            return err(format!("levels {} does not match {:?} tiles per axis (needs {levels})", self.levels, self.tiles_per_axis));
+        }
+        if !self.bounds_min.iter().chain(&self.bounds_max).all(|v| v.is_finite()) {
+            return err(format!("bounds {:?}..{:?} are not finite", self.bounds_min, self.bounds_max));
         }
         for n in &self.nodes {
+            if !n.bounds_min.iter().chain(&n.bounds_max).chain([&n.geometric_error]).all(|v| v.is_finite()) {
+                return err(format!("node L{} ({},{}) has non-finite bounds or error", n.level, n.x, n.y));
+            }
             let [tx, ty] = self.tiles_at_level(n.level);
             if n.level >= self.levels || n.x >= tx || n.y >= ty {
                 return err(format!("node L{} ({},{}) lies outside the {}-level quadtree", n.level, n.x, n.y, self.levels));

@@ -273,6 +273,11 @@ impl Section for TerrainMesh {
             return Err(bad(kind, format!("lattice origin {origin:?} out of range")));
         }
         let lattice = Lattice { voxel_size, shift, origin };
+        // The farthest point the header allows must be a finite float, so every position is.
+        let reach = origin.iter().map(|&o| (o as i64).abs() + u16::MAX as i64).max().unwrap_or(0);
+        if !(reach as f32 * lattice.step()).is_finite() {
+            return Err(bad(kind, format!("lattice voxel size {voxel_size} makes positions non-finite")));
+        }
         let pos_planes = r.take(6 * n)?;
         let oct_planes = r.take(4 * n)?;
         let index_bytes = r.take(index_planes * index_count)?;

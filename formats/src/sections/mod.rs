@@ -10,7 +10,7 @@ mod volume;
 
 pub use files::{EmbeddedFile, EmbeddedFiles};
 pub use info::{PackInfo, PackKind};
-pub use manifest::{Manifest, TileNode};
+pub use manifest::{Manifest, TileNode, MAX_TILES_PER_AXIS};
 pub use mesh::{Lattice, TerrainMesh};
 pub use vertex_attrs::{VertexAo, VertexIrradiance};
 pub use volume::{IrradianceGrid, MAX_VOLUME_CELLS};

@@ -38,7 +38,7 @@ mod tests {
 
     #[test]
     fn round_trips_within_the_shared_exponent_precision() {
-        for rgb in [[1.0, 0.5, 0.25], [3.14159, 0.0, 100.0], [1e-3, 2e-3, 5e-4], [0.0, 0.0, 0.0], [60000.0, 1.0, 1.0]] {
+        for rgb in [[1.0, 0.5, 0.25], [std::f32::consts::PI, 0.0, 100.0], [1e-3, 2e-3, 5e-4], [0.0, 0.0, 0.0], [60000.0, 1.0, 1.0]] {
             let back = decode(encode(rgb));
             let max = rgb[0].max(rgb[1]).max(rgb[2]);
             for c in 0..3 {

@@ -1,0 +1,117 @@
+//! A tile pack's sections decoded together, with every invariant that ties them to each other.
+
+use crate::error::{bad, FormatError};
+use crate::pack::{Pack, Section};
+use crate::sections::{
+    IrradianceGrid, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance,
+};
+
+/// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
+/// what a loader (the viewer, `kiln export`) can use without checking anything again.
+///
+/// Section decoders check each section on its own (counts against lengths, indices < vertex count,
+/// whole triangles, finite lattice positions, non-zero and non-overflowing volume dimensions);
+/// [`TileContents::read`] adds what needs two sections: per-vertex streams have one value per mesh
+/// vertex, and the pack says it is a tile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileContents {
+    /// The pack's identity; its kind is always [`PackKind::Tile`].
+    pub info: PackInfo,
+    /// The terrain mesh, if the tile has one.
+    pub mesh: Option<TerrainMesh>,
+    /// Per-vertex ambient occlusion, one value per mesh vertex.
+    pub ao: Option<VertexAo>,
+    /// Per-vertex irradiance, one value per mesh vertex.
+    pub irradiance: Option<VertexIrradiance>,
+    /// The tile's irradiance volume.
+    pub volume: Option<IrradianceGrid>,
+}
+
+impl TileContents {
+    /// Decodes every known section of a tile pack and checks the invariants between them; the first
+    /// problem found is the error. Memory is bounded by the pack's raw budget (see
+    /// [`crate::container::MAX_EXPANSION`]): each section is decoded once, one at a time.
+    pub fn read(pack: &Pack) -> Result<Self, FormatError> {
+        let info: PackInfo = pack.require()?;
+        if !matches!(info.kind, PackKind::Tile { .. }) {
+            return Err(bad(
+                PackInfo::KIND,
+                format!("{:?} pack is not a tile", info.kind),
+            ));
+        }
+        let mesh: Option<TerrainMesh> = pack.get()?;
+        let ao: Option<VertexAo> = pack.get()?;
+        let irradiance: Option<VertexIrradiance> = pack.get()?;
+        let volume: Option<IrradianceGrid> = pack.get()?;
+        let vertices = mesh.as_ref().map(|m| m.positions.len());
+        let per_vertex = [
+            (VertexAo::KIND, ao.as_ref().map(|a| a.0.len())),
+            (
+                VertexIrradiance::KIND,
+                irradiance.as_ref().map(|v| v.0.len()),
+            ),
+        ];
+        for (kind, count) in per_vertex {
+            match (count, vertices) {
+                (Some(_), None) => return Err(bad(kind, "per-vertex values without a TMSH mesh")),
+                (Some(c), Some(v)) if c != v => {
+                    return Err(bad(kind, format!("{c} values for {v} mesh vertices")))
+                }
+                _ => {}
+            }
+        }
+        if let Some(m) = &mesh {
+            // Decoders guarantee these; checked again because a loader relies on them for indexing.
+            if m.normals.len() != m.positions.len() || m.main_index_count > m.indices.len() {
+                return Err(bad(TerrainMesh::KIND, "inconsistent stream lengths"));
+            }
+            if let Some(p) = m
+                .positions
+                .iter()
+                .find(|p| !p.iter().all(|c| c.is_finite()))
+            {
+                return Err(bad(TerrainMesh::KIND, format!("non-finite position {p:?}")));
+            }
+        }
+        if let Some(v) = &irradiance {
+            if let Some(i) =
+                v.0.iter()
+                    .position(|c| !c.iter().all(|x| x.is_finite() && *x >= 0.0))
+            {
+                return Err(bad(
+                    VertexIrradiance::KIND,
+                    format!("vertex {i} has irradiance {:?}", v.0[i]),
+                ));
+            }
+        }
+        if let Some(g) = &volume {
+            if g.ambient.len() != g.cells() || g.direct.len() != g.cells() {
+                return Err(bad(
+                    IrradianceGrid::KIND,
+                    format!(
+                        "{:?} cells but {} / {} values",
+                        g.dims,
+                        g.ambient.len(),
+                        g.direct.len()
+                    ),
+                ));
+            }
+        }
+        Ok(TileContents {
+            info,
+            mesh,
+            ao,
+            irradiance,
+            volume,
+        })
+    }
+
+    /// The tile's quadtree address `(level, x, y)`.
+    pub fn address(&self) -> (u32, u32, u32) {
+        match self.info.kind {
+            PackKind::Tile { level, x, y } => (level, x, y),
+            // `read` refuses any other kind.
+            PackKind::Manifest => (0, 0, 0),
+        }
+    }
+}
