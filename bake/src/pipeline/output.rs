@@ -28,8 +28,9 @@ use crate::cli::CliError;
 pub struct Staging {
     dir: PathBuf,
     dest: PathBuf,
-    /// Held (flock) until the bake ends; the lock file itself stays.
+    /// Held (flock) until the bake ends; the file is removed just before the lock is released.
     _lock: fs::File,
+    lock_path: PathBuf,
     committed: bool,
 }
 
@@ -132,22 +133,47 @@ fn check_dest(dest: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<fs::File, CliError> {
+/// Whether the open `file` is still the one at `path`: a bake removes its lock file before releasing
+/// the lock, so a lock taken on a file that has since been removed (or replaced) protects nothing.
+fn still_at(file: &fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        // Elsewhere an open file cannot be removed, so it is still there.
+        let _ = (file, path);
+        true
+    }
+}
+
+fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf), CliError> {
     let path = out_root.join(format!(".{name}.lock"));
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| CliError::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(CliError::Failed(format!(
-            "{}: another kiln bake of this world is writing here (it holds {}); wait for it to finish",
-            dest.display(),
-            path.display()
-        ))),
-        Err(fs::TryLockError::Error(e)) => Err(CliError::io(&path, e)),
+    loop {
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| CliError::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) if still_at(&file, &path) => return Ok((file, path)),
+            // The previous holder removed it between our open and our lock: take the new one.
+            Ok(()) => continue,
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(CliError::Failed(format!(
+                    "{}: another kiln bake of this world is writing here (it holds {}); wait for it to finish",
+                    dest.display(),
+                    path.display()
+                )))
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(CliError::io(&path, e)),
+        }
     }
 }
 
@@ -168,15 +194,21 @@ impl Staging {
             Err(_) => fs::create_dir_all(out_root).map_err(|e| CliError::io(out_root, e))?,
         }
         let dest = out_root.join(name);
-        let lock = lock(out_root, name, &dest)?;
-        recover_leftovers(out_root, name, &dest)?;
-        check_dest(&dest)?;
+        let (lock, lock_path) = lock(out_root, name, &dest)?;
         let dir = out_root.join(format!(".{name}.staging-{}", std::process::id()));
-        fs::create_dir(&dir).map_err(|e| CliError::io(&dir, e))?;
+        let prepared = recover_leftovers(out_root, name, &dest)
+            .and_then(|()| check_dest(&dest))
+            .and_then(|()| fs::create_dir(&dir).map_err(|e| CliError::io(&dir, e)));
+        if let Err(e) = prepared {
+            // Still locked: remove the lock file before the lock goes (see `still_at`).
+            let _ = fs::remove_file(&lock_path);
+            return Err(e);
+        }
         Ok(Staging {
             dir,
             dest,
             _lock: lock,
+            lock_path,
             committed: false,
         })
     }
@@ -298,6 +330,8 @@ impl Drop for Staging {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.dir);
         }
+        // Removed while still locked (the fields drop after this): see `still_at`.
+        let _ = fs::remove_file(&self.lock_path);
     }
 }
 
