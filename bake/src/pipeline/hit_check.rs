@@ -15,6 +15,7 @@ use kiln_formats::sections::{
 use kiln_formats::Section;
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::inputs::TileInputHashes;
 use super::lighting::TileLighting;
 use super::tile::{BakedTile, TileGeometry};
 use super::TileId;
@@ -101,7 +102,10 @@ pub fn geometry(bytes: &[u8], lattice: Lattice) -> Result<TileGeometry, String> 
     let mesh = TerrainMesh::decode(&g.mesh_raw).map_err(|e| format!("mesh: {e}"))?;
     let ao = VertexAo::decode(&g.ao_raw).map_err(|e| format!("ambient occlusion: {e}"))?;
     if mesh.lattice != lattice {
-        return Err(format!("mesh lies on lattice {:?}, not this tile's {lattice:?}", mesh.lattice));
+        return Err(format!(
+            "mesh lies on lattice {:?}, not this tile's {lattice:?}",
+            mesh.lattice
+        ));
     }
     let (v, t) = (mesh.positions.len(), mesh.main_index_count / 3);
     if v != g.summary.vertex_count as usize
@@ -124,10 +128,14 @@ pub fn geometry(bytes: &[u8], lattice: Lattice) -> Result<TileGeometry, String> 
 /// Parses a cached lighting payload and checks that both sections decode and that the volume slice
 /// has the tile's box and dimensions (`slice`: min, max, dims). Its vertex count is compared with
 /// the tile's geometry by [`lighting_fits`] once that is known.
-pub fn lighting(bytes: &[u8], slice: ([f32; 3], [f32; 3], [u32; 3])) -> Result<TileLighting, String> {
+pub fn lighting(
+    bytes: &[u8],
+    slice: ([f32; 3], [f32; 3], [u32; 3]),
+) -> Result<TileLighting, String> {
     let l = TileLighting::from_bytes(bytes).ok_or("truncated lighting payload")?;
     VertexIrradiance::decode(&l.vertex_raw).map_err(|e| format!("vertex irradiance: {e}"))?;
-    let grid = IrradianceGrid::decode(&l.volume_raw).map_err(|e| format!("irradiance volume: {e}"))?;
+    let grid =
+        IrradianceGrid::decode(&l.volume_raw).map_err(|e| format!("irradiance volume: {e}"))?;
     if (grid.min, grid.max, grid.dims) != slice {
         return Err(format!(
             "irradiance volume spans {:?}..{:?} in {:?} cells, not this tile's {:?}..{:?} in {:?}",
@@ -147,4 +155,35 @@ pub fn lighting_fits(l: &TileLighting, g: &TileGeometry) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A cached density volume: `expected` bytes of finite f32 samples.
+pub fn volume(bytes: &[u8], expected: usize) -> Result<Vec<f32>, String> {
+    if bytes.len() != expected {
+        return Err(format!(
+            "{} bytes, not the {expected} of this world's volume",
+            bytes.len()
+        ));
+    }
+    let data: Vec<f32> = bytemuck::pod_collect_to_vec(bytes);
+    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+        return Err(format!("sample {i} is not finite"));
+    }
+    Ok(data)
+}
+
+/// A cached list of per-tile input hashes: one per tile. (Their values cannot be checked without
+/// the density volume they summarise, which this entry exists to avoid loading.)
+pub fn tile_inputs(bytes: &[u8], tiles: usize) -> Result<Vec<TileInputHashes>, String> {
+    let expected = tiles * TileInputHashes::BYTES;
+    if bytes.len() != expected {
+        return Err(format!(
+            "{} bytes, not {expected} for {tiles} tiles",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(TileInputHashes::BYTES)
+        .map(TileInputHashes::from_bytes)
+        .collect())
 }

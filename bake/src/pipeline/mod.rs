@@ -219,14 +219,14 @@ impl<'a> Plan<'a> {
     fn volume(&self, cache: &StageCache) -> Result<Volume, CliError> {
         let dims = self.world.dims();
         let expected = dims[0] * dims[1] * dims[2] * 4;
-        let density = match cache.lookup("volume", &self.density_inputs, |b| volume_payload(&b, expected)) {
+        let density = match cache.lookup("volume", &self.density_inputs, |b| hit_check::volume(&b, expected)) {
             Some(data) => DensityVolume { dims, data },
             None => {
                 // The raw noise is most of the work and does not change with brushes or floater
                 // settings, so it has its own cache entry.
                 let field = crate::density::DensityField::new(self.world);
                 let raw_inputs = StageInputs::new("raw density", stage_version::DENSITY).with("noise and floor", raw_density_hash(self.world));
-                let raw = match cache.lookup("volume", &raw_inputs, |b| volume_payload(&b, expected)) {
+                let raw = match cache.lookup("volume", &raw_inputs, |b| hit_check::volume(&b, expected)) {
                     Some(data) => DensityVolume { dims, data },
                     None => {
                         let v = field.volume();
@@ -264,14 +264,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     // Per-tile input hashes, cached per density volume so an unchanged world never loads it.
     let clock = Instant::now();
     let tile_inputs_key = plan.tile_inputs_key();
-    let expected = plan.tiles.len() * TileInputHashes::BYTES;
-    let tile_hashes = |b: Vec<u8>| {
-        if b.len() != expected {
-            return Err(format!("{} bytes, not {expected} for {} tiles", b.len(), plan.tiles.len()));
-        }
-        Ok(b.chunks_exact(TileInputHashes::BYTES).map(TileInputHashes::from_bytes).collect())
-    };
-    let hashes: Vec<TileInputHashes> = match cache.lookup("all tiles", &tile_inputs_key, tile_hashes) {
+    let hashes: Vec<TileInputHashes> = match cache.lookup("all tiles", &tile_inputs_key, |b| hit_check::tile_inputs(&b, plan.tiles.len())) {
         Some(h) => h,
         None => {
             let v = plan.volume(&cache)?;
@@ -497,18 +490,6 @@ fn geometry_for(
         *cpu = TileTimings { mesh: cpu.mesh + t.mesh, ao: cpu.ao + t.ao, encode: cpu.encode + t.encode };
     }
     Ok(out)
-}
-
-/// A cached density volume: `expected` bytes of finite f32 samples.
-fn volume_payload(bytes: &[u8], expected: usize) -> Result<Vec<f32>, String> {
-    if bytes.len() != expected {
-        return Err(format!("{} bytes, not the {expected} of this world's volume", bytes.len()));
-    }
-    let data: Vec<f32> = bytemuck::pod_collect_to_vec(bytes);
-    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-        return Err(format!("sample {i} is not finite"));
-    }
-    Ok(data)
 }
 
 fn tile_label(id: TileId) -> String {

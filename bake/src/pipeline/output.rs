@@ -170,7 +170,7 @@ fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf),
                     "{}: another kiln bake of this world is writing here (it holds {}); wait for it to finish",
                     dest.display(),
                     path.display()
-                )))
+                )));
             }
             Err(fs::TryLockError::Error(e)) => return Err(CliError::io(&path, e)),
         }
@@ -188,7 +188,7 @@ impl Staging {
                 return Err(CliError::Usage(format!(
                     "{}: --out is not a directory",
                     out_root.display()
-                )))
+                )));
             }
             Ok(_) => {}
             Err(_) => fs::create_dir_all(out_root).map_err(|e| CliError::io(out_root, e))?,
