@@ -48,9 +48,10 @@ enum Command {
         /// Parent directory of the bake.
         #[arg(long, default_value = "out")]
         out: PathBuf,
-        /// Worker threads (default: all cores). The output is identical for any value.
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Worker threads, 1 to 256 (default: all cores); more than the machine's cores are not
+        /// started, since idle extra workers only spin. The output is identical for any value.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=crate::pipeline::MAX_JOBS as i64))]
+        jobs: Option<u16>,
         /// No progress bars or report (progress bars are also hidden when stderr is not a terminal).
         #[arg(long, short)]
         quiet: bool,
@@ -191,7 +192,7 @@ where
     let result = match args.command {
         Command::Bake { world, out, jobs, quiet, cache, no_cache, explain } => {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
-            let opts = crate::pipeline::BakeOptions { out_root: out, jobs, quiet, cache, explain };
+            let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), quiet, cache, explain };
             run_bake(&world, &opts).map(|()| 0)
         }
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),

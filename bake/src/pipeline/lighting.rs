@@ -141,6 +141,32 @@ fn skirt_sources(positions: &[[f32; 3]], indices: &[u32], main_index_count: usiz
 
 fn slice_volume(v: &IrradianceVolume, tiling: &Tiling, id: TileId) -> IrradianceGrid {
     let [nx, ny, nz] = v.dims;
+    let layout = slice_layout(v.min, v.max, v.dims, tiling, id);
+    let mut ambient = Vec::with_capacity(layout.xs.len() * layout.ys.len() * nz);
+    let mut direct = Vec::with_capacity(ambient.capacity());
+    for z in 0..nz {
+        for &y in &layout.ys {
+            for &x in &layout.xs {
+                let i = x + nx * (y + ny * z);
+                ambient.push(v.ambient[i]);
+                direct.push(v.direct[i]);
+            }
+        }
+    }
+    IrradianceGrid { min: layout.min, max: layout.max, dims: layout.dims, ambient, direct }
+}
+
+/// The cells of a volume that a tile's slice takes, and the slice's box and dimensions.
+struct SliceLayout {
+    xs: Vec<usize>,
+    ys: Vec<usize>,
+    min: [f32; 3],
+    max: [f32; 3],
+    dims: [u32; 3],
+}
+
+fn slice_layout(vmin: [f32; 3], vmax: [f32; 3], vdims: [usize; 3], tiling: &Tiling, id: TileId) -> SliceLayout {
+    let [nx, ny, nz] = vdims;
     let step = 1usize << id.level;
     let (min, cells) = tiling.cell_range(id);
     let span = cells[0] * step; // voxels
@@ -150,29 +176,22 @@ fn slice_volume(v: &IrradianceVolume, tiling: &Tiling, id: TileId) -> Irradiance
     let y1 = ((min[1] as usize + span).div_ceil(VOLUME_CELL_VOXELS) + step).min(ny);
     let xs: Vec<usize> = (x0..x1).step_by(step).collect();
     let ys: Vec<usize> = (y0..y1).step_by(step).collect();
-    let cell = [0, 1, 2].map(|a| (v.max[a] - v.min[a]) / v.dims[a].max(1) as f32);
-    let mut ambient = Vec::with_capacity(xs.len() * ys.len() * nz);
-    let mut direct = Vec::with_capacity(ambient.capacity());
-    for z in 0..nz {
-        for &y in &ys {
-            for &x in &xs {
-                let i = x + nx * (y + ny * z);
-                ambient.push(v.ambient[i]);
-                direct.push(v.direct[i]);
-            }
-        }
-    }
+    let cell = [0, 1, 2].map(|a| (vmax[a] - vmin[a]) / vdims[a].max(1) as f32);
     // The slice's cells keep their centres; the grid box spans them with the stride as cell size.
     let sx = cell[0] * step as f32;
     let sy = cell[1] * step as f32;
-    let lo = [v.min[0] + (x0 as f32 + 0.5) * cell[0] - 0.5 * sx, v.min[1] + (y0 as f32 + 0.5) * cell[1] - 0.5 * sy, v.min[2]];
-    IrradianceGrid {
-        min: lo,
-        max: [lo[0] + xs.len() as f32 * sx, lo[1] + ys.len() as f32 * sy, v.max[2]],
-        dims: [xs.len() as u32, ys.len() as u32, nz as u32],
-        ambient,
-        direct,
-    }
+    let lo = [vmin[0] + (x0 as f32 + 0.5) * cell[0] - 0.5 * sx, vmin[1] + (y0 as f32 + 0.5) * cell[1] - 0.5 * sy, vmin[2]];
+    let max = [lo[0] + xs.len() as f32 * sx, lo[1] + ys.len() as f32 * sy, vmax[2]];
+    let dims = [xs.len() as u32, ys.len() as u32, nz as u32];
+    SliceLayout { xs, ys, min: lo, max, dims }
+}
+
+/// The box and dimensions of a tile's `IRVL` slice, as [`tile_lighting`] makes it: what a cached
+/// tile lighting entry must hold.
+pub fn slice_box(tiling: &Tiling, id: TileId) -> ([f32; 3], [f32; 3], [u32; 3]) {
+    let d = volume_desc(tiling);
+    let l = slice_layout(d.min, d.max, d.dims, tiling, id);
+    (l.min, l.max, l.dims)
 }
 
 #[cfg(test)]

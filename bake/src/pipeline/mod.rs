@@ -4,6 +4,8 @@
 //! collected in (level, y, x) order, and nothing depends on the thread count, so the output bytes are
 //! the same for any `--jobs`.
 
+mod failpoint;
+mod hit_check;
 mod inputs;
 mod lighting;
 mod lod;
@@ -45,12 +47,16 @@ mod stage_version {
     pub const LIGHTING: u32 = 11;
 }
 
+/// The largest `--jobs` accepted.
+pub const MAX_JOBS: usize = 256;
+
 /// How to run a bake.
 #[derive(Clone, Debug)]
 pub struct BakeOptions {
     /// The bake goes to `out_root/<world name>/`.
     pub out_root: PathBuf,
-    /// Worker threads; `None` uses every core. The output does not depend on it.
+    /// Worker threads, 1 to [`MAX_JOBS`] (no more than the cores are started); `None` uses every
+    /// core. The output does not depend on it.
     pub jobs: Option<usize>,
     /// No progress bars.
     pub quiet: bool,
@@ -106,7 +112,13 @@ pub fn writer_version() -> [u16; 3] {
 pub fn bake(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliError> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(j) = opts.jobs {
-        builder = builder.num_threads(j.max(1));
+        if !(1..=MAX_JOBS).contains(&j) {
+            return Err(CliError::Usage(format!("--jobs {j}: must be 1 to {MAX_JOBS}")));
+        }
+        // Workers beyond the cores add no speed, and rayon's idle workers spin: 1000 threads on
+        // two cores made a 0.5 s bake take 20-40 s, nearly all of it user time in idle workers.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        builder = builder.num_threads(j.min(cores));
     }
     let pool = builder.build().map_err(|e| CliError::Failed(format!("cannot start worker threads: {e}")))?;
     pool.install(|| bake_in_pool(world, opts))
@@ -207,15 +219,15 @@ impl<'a> Plan<'a> {
     fn volume(&self, cache: &StageCache) -> Result<Volume, CliError> {
         let dims = self.world.dims();
         let expected = dims[0] * dims[1] * dims[2] * 4;
-        let density = match cache.lookup("volume", &self.density_inputs).filter(|b| b.len() == expected) {
-            Some(bytes) => DensityVolume { dims, data: bytemuck::pod_collect_to_vec(&bytes) },
+        let density = match cache.lookup("volume", &self.density_inputs, |b| hit_check::volume(&b, expected)) {
+            Some(data) => DensityVolume { dims, data },
             None => {
                 // The raw noise is most of the work and does not change with brushes or floater
                 // settings, so it has its own cache entry.
                 let field = crate::density::DensityField::new(self.world);
                 let raw_inputs = StageInputs::new("raw density", stage_version::DENSITY).with("noise and floor", raw_density_hash(self.world));
-                let raw = match cache.lookup("volume", &raw_inputs).filter(|b| b.len() == expected) {
-                    Some(bytes) => DensityVolume { dims, data: bytemuck::pod_collect_to_vec(&bytes) },
+                let raw = match cache.lookup("volume", &raw_inputs, |b| hit_check::volume(&b, expected)) {
+                    Some(data) => DensityVolume { dims, data },
                     None => {
                         let v = field.volume();
                         cache.computed("volume", &raw_inputs, bytemuck::cast_slice(&v.data));
@@ -239,6 +251,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         Some(dir) => Some(Store::open(dir).map_err(|e| CliError::Failed(e.to_string()))?),
         None => None,
     };
+    // Before any work: an unwritable or non-directory --out, a bad name or a concurrent bake of
+    // this world fails now, not after minutes of baking.
+    let staging = Staging::new(&opts.out_root, &spec.name)?;
     let cache = StageCache::new(store, &spec.name, opts.explain);
     let plan = Plan::new(world);
     let tiling = plan.tiling;
@@ -249,9 +264,8 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     // Per-tile input hashes, cached per density volume so an unchanged world never loads it.
     let clock = Instant::now();
     let tile_inputs_key = plan.tile_inputs_key();
-    let expected = plan.tiles.len() * TileInputHashes::BYTES;
-    let hashes: Vec<TileInputHashes> = match cache.lookup("all tiles", &tile_inputs_key).filter(|b| b.len() == expected) {
-        Some(bytes) => bytes.chunks_exact(TileInputHashes::BYTES).map(TileInputHashes::from_bytes).collect(),
+    let hashes: Vec<TileInputHashes> = match cache.lookup("all tiles", &tile_inputs_key, |b| hit_check::tile_inputs(&b, plan.tiles.len())) {
+        Some(h) => h,
         None => {
             let v = plan.volume(&cache)?;
             let reach = spec.ao.radius_voxels + spec.ao.start_offset_voxels;
@@ -278,7 +292,10 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
         .tiles
         .par_iter()
         .zip(&pack_keys)
-        .map(|(&id, key)| cache.lookup(&tile_label(id), key).and_then(|b| BakedTile::from_bytes(id, &b)))
+        .map(|(&id, key)| {
+            let want = hit_check::PackIdentity { id, world_name: &spec.name, inputs_hash: key.key().0 as u64 };
+            cache.lookup(&tile_label(id), key, |b| hit_check::pack(&b, &want))
+        })
         .collect();
     let missing: Vec<usize> = (0..packs.len()).filter(|&i| packs[i].is_none()).collect();
 
@@ -286,17 +303,30 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     // the geometry of every level-0 tile).
     let mut lights: Vec<Option<TileLighting>> = missing
         .par_iter()
-        .map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &light_keys[i]).and_then(|b| TileLighting::from_bytes(&b)))
+        .map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &light_keys[i], |b| hit_check::lighting(&b, lighting::slice_box(&tiling, plan.tiles[i]))))
         .collect();
-    let unlit: Vec<usize> = (0..missing.len()).filter(|&j| lights[j].is_none()).map(|j| missing[j]).collect();
+    let level0 = || (0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0);
     let mut need: Vec<usize> = missing.clone();
-    if !unlit.is_empty() {
-        need.extend((0..plan.tiles.len()).filter(|&i| plan.tiles[i].level == 0));
+    if lights.iter().any(Option::is_none) {
+        need.extend(level0());
         need.sort_unstable();
         need.dedup();
     }
     let mut cpu = TileTimings::default();
-    let geometry = geometry_for(&plan, &cache, &geometry_keys, &need, &mut volume, opts, &mut cpu)?;
+    let mut geometry = geometry_for(&plan, &cache, &geometry_keys, &need, &mut volume, opts, &mut cpu)?;
+    // Cached lighting must have one value per vertex of the geometry it is packed with.
+    for (j, &i) in missing.iter().enumerate() {
+        if let Some(Err(reason)) = lights[j].as_ref().map(|l| hit_check::lighting_fits(l, &geometry[&i])) {
+            cache.refused(&tile_label(plan.tiles[i]), &light_keys[i], &reason);
+            cache.unhit(&light_keys[i]);
+            lights[j] = None;
+        }
+    }
+    let unlit: Vec<usize> = (0..missing.len()).filter(|&j| lights[j].is_none()).map(|j| missing[j]).collect();
+    if !unlit.is_empty() {
+        let more: Vec<usize> = level0().filter(|i| !geometry.contains_key(i)).collect();
+        geometry.extend(geometry_for(&plan, &cache, &geometry_keys, &more, &mut volume, opts, &mut cpu)?);
+    }
     let tiles_secs = clock.elapsed().as_secs_f64();
     let meshed = cache.tallies().get("geometry").map_or(0, |t| t.computed);
 
@@ -377,10 +407,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions) -> Result<BakeReport, CliErro
     let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (tile_path(t.id), t.pack.as_slice())).collect();
     files.push(("manifest.kpack".to_owned(), &manifest_bytes));
     let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
-    let dest = opts.out_root.join(&spec.name);
+    let dest = staging.dest().to_owned();
     let wrote_output = !output::matches(&dest, &files);
     let out_dir = if wrote_output {
-        let staging = Staging::new(&dest)?;
         let pb = bar(opts, files.len() as u64, "write");
         for (path, bytes) in &files {
             staging.write(path, bytes)?;
@@ -424,7 +453,7 @@ fn geometry_for(
     cpu: &mut TileTimings,
 ) -> Result<std::collections::BTreeMap<usize, TileGeometry>, CliError> {
     let found: Vec<Option<TileGeometry>> =
-        need.par_iter().map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &keys[i]).and_then(|b| TileGeometry::from_bytes(&b))).collect();
+        need.par_iter().map(|&i| cache.lookup(&tile_label(plan.tiles[i]), &keys[i], |b| hit_check::geometry(&b, plan.tiling.lattice(plan.tiles[i])))).collect();
     let mut out = std::collections::BTreeMap::new();
     let mut to_compute = Vec::new();
     for (&i, g) in need.iter().zip(found) {

@@ -1,41 +1,221 @@
-//! Writing a bake's output directory so that a failed bake leaves nothing half-written.
+//! Writing a bake's output directory so that `OUT/<name>` is, at every instant, either the previous
+//! complete bake or the new complete bake.
 //!
-//! Packs go to a staging directory beside the destination (`.<name>.staging-<pid>`); only when every
-//! pack is written and synced is the staging directory renamed into place (the previous bake, if any,
-//! is moved aside first and removed afterwards). A crash leaves either the old bake or the new one,
-//! plus at worst a stale staging directory that the next bake removes.
+//! A bake takes an advisory lock (`OUT/.<name>.lock`, held until it ends) so two bakes of one world
+//! into one place never clean up each other's files; the second fails at once with a message. Packs
+//! go to a staging directory beside the destination (`.<name>.staging-<pid>`), created before any
+//! work so an unwritable `--out` fails at once. When every pack is written and synced:
+//! - no previous bake: the staging directory is renamed into place;
+//! - a previous bake: on Linux the two directories are swapped in one `renameat2(RENAME_EXCHANGE)`,
+//!   and the old bake, now under the staging name, is removed (its manifest first, so a half-removed
+//!   old bake never looks complete);
+//! - where the exchange is not supported (another OS, or a file system answering EINVAL): the old
+//!   bake is renamed aside to `.<name>.old-<pid>` and the new one into place. A kill between those
+//!   two renames leaves no `OUT/<name>` for a moment; the next bake of that world puts the old bake
+//!   back before anything else.
+//!
+//! Leftovers of killed bakes (`.<name>.staging-<pid>`, `.<name>.old-<pid>`) are removed by the next
+//! bake of the same world, under the lock, so never while their bake still runs.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
+use super::failpoint;
 use crate::cli::CliError;
 
 /// A directory being filled; dropped without [`Staging::commit`], it removes itself.
 pub struct Staging {
     dir: PathBuf,
     dest: PathBuf,
+    /// Held (flock) until the bake ends; the file is removed just before the lock is released.
+    _lock: fs::File,
+    lock_path: PathBuf,
     committed: bool,
 }
 
-impl Staging {
-    /// Prepares a staging directory for `dest` (which need not exist).
-    pub fn new(dest: &Path) -> Result<Self, CliError> {
-        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        fs::create_dir_all(parent).map_err(|e| CliError::io(parent, e))?;
-        let name = dest.file_name().ok_or_else(|| CliError::Usage(format!("{}: not a directory name", dest.display())))?;
-        let name = name.to_string_lossy();
-        // Remove stale staging directories of earlier, interrupted bakes of this destination.
-        if let Ok(entries) = fs::read_dir(parent) {
-            for e in entries.flatten() {
-                let n = e.file_name().to_string_lossy().into_owned();
-                if n.starts_with(&format!(".{name}.staging-")) || n.starts_with(&format!(".{name}.old-")) {
-                    let _ = fs::remove_dir_all(e.path());
-                }
-            }
+/// Refuses a bake name that is not one plain directory name: the bake must land in a direct child
+/// of `--out`, whatever the world file says (the world loader checks names too; this is the last
+/// line before anything is deleted).
+fn check_name(out_root: &Path, name: &str) -> Result<(), CliError> {
+    let mut parts = Path::new(name).components();
+    let single =
+        matches!(parts.next(), Some(Component::Normal(c)) if c == name) && parts.next().is_none();
+    if !single || name.starts_with('.') || name.contains(['/', '\\', '\0']) || name.len() > 255 {
+        return Err(CliError::Usage(format!(
+            "{}: world name {name:?} is not a plain directory name (no separators, no leading '.', at most 255 bytes)",
+            out_root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `.<name>.<what>-<digits>`: a leftover of this world's bakes (and not of a world whose name
+/// merely starts the same way).
+fn is_leftover(file: &str, name: &str, what: &str) -> bool {
+    file.strip_prefix('.')
+        .and_then(|f| f.strip_prefix(name))
+        .and_then(|f| f.strip_prefix('.'))
+        .and_then(|f| f.strip_prefix(what))
+        .and_then(|f| f.strip_prefix('-'))
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Puts back a previous bake left aside by a killed fallback commit, then removes every leftover.
+fn recover_leftovers(out_root: &Path, name: &str, dest: &Path) -> Result<(), CliError> {
+    let mut staging = Vec::new();
+    let mut old = Vec::new();
+    for e in fs::read_dir(out_root)
+        .map_err(|e| CliError::io(out_root, e))?
+        .flatten()
+    {
+        let file = e.file_name().to_string_lossy().into_owned();
+        if is_leftover(&file, name, "staging") {
+            staging.push(e.path());
+        } else if is_leftover(&file, name, "old") {
+            old.push(e.path());
         }
-        let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
-        fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, e))?;
-        Ok(Staging { dir, dest: dest.to_owned(), committed: false })
+    }
+    if !old.is_empty()
+        && matches!(fs::symlink_metadata(dest), Err(e) if e.kind() == io::ErrorKind::NotFound)
+    {
+        // Only a kill between the fallback's two renames leaves an old bake and no bake in place.
+        // The newest aside copy is the one that was in place last.
+        old.sort_by_key(|p| fs::symlink_metadata(p).and_then(|m| m.modified()).ok());
+        let newest = old.pop().expect("not empty");
+        if newest.join("manifest.kpack").is_file() {
+            fs::rename(&newest, dest).map_err(|e| CliError::io(dest, e))?;
+        } else {
+            old.push(newest);
+        }
+    }
+    for p in staging.iter().chain(&old) {
+        remove_bake(p).map_err(|e| CliError::io(p, e))?;
+    }
+    Ok(())
+}
+
+/// Removes a bake directory: its manifest first, so that an interrupted removal never leaves
+/// something that looks like a complete bake.
+fn remove_bake(dir: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return fs::remove_file(dir),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    match fs::remove_file(dir.join("manifest.kpack")) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    failpoint::hit("commit:during-remove");
+    fs::remove_dir_all(dir)
+}
+
+/// An existing `OUT/<name>` must be an earlier bake (or an empty directory): anything else there is
+/// the user's and is not replaced.
+fn check_dest(dest: &Path) -> Result<(), CliError> {
+    let meta = match fs::symlink_metadata(dest) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(CliError::io(dest, e)),
+    };
+    let is_bake = meta.is_dir()
+        && (dest.join("manifest.kpack").is_file()
+            || fs::read_dir(dest).is_ok_and(|mut d| d.next().is_none()));
+    if !is_bake {
+        return Err(CliError::Usage(format!(
+            "{}: exists and is not a Kiln bake (no manifest.kpack); not replacing it: move it away or choose another --out",
+            dest.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the open `file` is still the one at `path`: a bake removes its lock file before releasing
+/// the lock, so a lock taken on a file that has since been removed (or replaced) protects nothing.
+fn still_at(file: &fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        // Elsewhere an open file cannot be removed, so it is still there.
+        let _ = (file, path);
+        true
+    }
+}
+
+fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf), CliError> {
+    let path = out_root.join(format!(".{name}.lock"));
+    loop {
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| CliError::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) if still_at(&file, &path) => return Ok((file, path)),
+            // The previous holder removed it between our open and our lock: take the new one.
+            Ok(()) => continue,
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(CliError::Failed(format!(
+                    "{}: another kiln bake of this world is writing here (it holds {}); wait for it to finish",
+                    dest.display(),
+                    path.display()
+                )));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(CliError::io(&path, e)),
+        }
+    }
+}
+
+impl Staging {
+    /// Locks `out_root/name`, cleans up after killed bakes of it, and creates the staging directory.
+    /// Fails at once (naming the path) if `out_root` is not a writable directory, if `name` is not a
+    /// plain directory name, or if another bake of the same world into `out_root` is running.
+    pub fn new(out_root: &Path, name: &str) -> Result<Self, CliError> {
+        check_name(out_root, name)?;
+        match fs::metadata(out_root) {
+            Ok(m) if !m.is_dir() => {
+                return Err(CliError::Usage(format!(
+                    "{}: --out is not a directory",
+                    out_root.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => fs::create_dir_all(out_root).map_err(|e| CliError::io(out_root, e))?,
+        }
+        let dest = out_root.join(name);
+        let (lock, lock_path) = lock(out_root, name, &dest)?;
+        let dir = out_root.join(format!(".{name}.staging-{}", std::process::id()));
+        let prepared = recover_leftovers(out_root, name, &dest)
+            .and_then(|()| check_dest(&dest))
+            .and_then(|()| fs::create_dir(&dir).map_err(|e| CliError::io(&dir, e)));
+        if let Err(e) = prepared {
+            // Still locked: remove the lock file before the lock goes (see `still_at`).
+            let _ = fs::remove_file(&lock_path);
+            return Err(e);
+        }
+        Ok(Staging {
+            dir,
+            dest,
+            _lock: lock,
+            lock_path,
+            committed: false,
+        })
+    }
+
+    /// Where the bake will be once committed.
+    pub fn dest(&self) -> &Path {
+        &self.dest
     }
 
     /// Writes `bytes` to `relative` inside the staging directory. Nothing is synced here: the
@@ -45,7 +225,9 @@ impl Staging {
         if let Some(p) = path.parent() {
             fs::create_dir_all(p).map_err(|e| CliError::io(p, e))?;
         }
-        fs::write(&path, bytes).map_err(|e| CliError::io(&path, e))
+        fs::write(&path, bytes).map_err(|e| CliError::io(&path, e))?;
+        failpoint::hit("write:after-file");
+        Ok(())
     }
 
     /// Makes every file written so far durable: one `syncfs` of the file system on Linux (hundreds of
@@ -57,7 +239,7 @@ impl Staging {
             use std::os::fd::AsRawFd;
             // SAFETY: syncfs only reads the descriptor, which `dir` keeps open for the call.
             if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
-                return Err(CliError::io(&self.dir, std::io::Error::last_os_error()));
+                return Err(CliError::io(&self.dir, io::Error::last_os_error()));
             }
             Ok(())
         }
@@ -70,7 +252,9 @@ impl Staging {
                     if p.is_dir() {
                         stack.push(p);
                     } else {
-                        fs::File::open(&p).and_then(|f| f.sync_all()).map_err(|e| CliError::io(&p, e))?;
+                        fs::File::open(&p)
+                            .and_then(|f| f.sync_all())
+                            .map_err(|e| CliError::io(&p, e))?;
                     }
                 }
             }
@@ -78,28 +262,65 @@ impl Staging {
         }
     }
 
-    /// Syncs the finished directory and moves it into place, replacing any previous bake.
-    pub fn commit(mut self) -> Result<PathBuf, CliError> {
-        self.sync_all()?;
-        let old = self.dest.with_file_name(format!(
-            ".{}.old-{}",
-            self.dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            std::process::id()
-        ));
-        let had_old = self.dest.exists();
-        if had_old {
-            fs::rename(&self.dest, &old).map_err(|e| CliError::io(&self.dest, e))?;
+    /// Makes the renames durable (best effort: not every platform can fsync a directory).
+    fn sync_parent(&self) {
+        if let Some(parent) = self.dest.parent() {
+            let _ = fs::File::open(parent).and_then(|d| d.sync_all());
         }
-        if let Err(e) = fs::rename(&self.dir, &self.dest) {
-            if had_old {
-                let _ = fs::rename(&old, &self.dest);
+    }
+
+    /// Syncs the finished directory and moves it into place, replacing any previous bake (see the
+    /// module documentation for how each step keeps a complete bake at the destination).
+    pub fn commit(mut self) -> Result<PathBuf, CliError> {
+        failpoint::hit("commit:before-sync");
+        self.sync_all()?;
+        failpoint::hit("commit:after-sync");
+        let had_old = match fs::symlink_metadata(&self.dest) {
+            Ok(_) => true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => return Err(CliError::io(&self.dest, e)),
+        };
+        if !had_old {
+            fs::rename(&self.dir, &self.dest).map_err(|e| CliError::io(&self.dest, e))?;
+            self.committed = true;
+            self.sync_parent();
+            failpoint::hit("commit:after-rename");
+            return Ok(self.dest.clone());
+        }
+        match exchange(&self.dir, &self.dest) {
+            Ok(()) => {
+                // The staging path now holds the previous bake.
+                self.committed = true;
+                self.sync_parent();
+                failpoint::hit("commit:after-exchange");
+                let _ = remove_bake(&self.dir);
+                Ok(self.dest.clone())
             }
+            Err(e) if exchange_unsupported(&e) => self.commit_by_two_renames(),
+            Err(e) => Err(CliError::io(&self.dest, e)),
+        }
+    }
+
+    /// The fallback where directories cannot be exchanged atomically (module documentation).
+    fn commit_by_two_renames(mut self) -> Result<PathBuf, CliError> {
+        let name = self
+            .dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let old = self
+            .dest
+            .with_file_name(format!(".{name}.old-{}", std::process::id()));
+        fs::rename(&self.dest, &old).map_err(|e| CliError::io(&self.dest, e))?;
+        failpoint::hit("commit:after-move-aside");
+        if let Err(e) = fs::rename(&self.dir, &self.dest) {
+            let _ = fs::rename(&old, &self.dest);
             return Err(CliError::io(&self.dest, e));
         }
         self.committed = true;
-        if had_old {
-            let _ = fs::remove_dir_all(&old);
-        }
+        self.sync_parent();
+        failpoint::hit("commit:after-rename");
+        let _ = remove_bake(&old);
         Ok(self.dest.clone())
     }
 }
@@ -109,19 +330,114 @@ impl Drop for Staging {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.dir);
         }
+        // Removed while still locked (the fields drop after this): see `still_at`.
+        let _ = fs::remove_file(&self.lock_path);
     }
+}
+
+/// Test hook: set, the exchange is reported unsupported so the fallback commit can be tested on a
+/// file system that supports it.
+pub const NO_EXCHANGE_ENV: &str = "KILN_TEST_NO_EXCHANGE";
+
+/// Swaps two existing directory entries atomically.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    if std::env::var_os(NO_EXCHANGE_ENV).is_some() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: both strings are NUL-terminated and outlive the call; renameat2 only reads them.
+    // Called through syscall(2) so that it does not depend on the C library's version.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+fn exchange_unsupported(e: &io::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    if matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+    ) {
+        return true;
+    }
+    e.kind() == io::ErrorKind::Unsupported
 }
 
 /// Whether `dest` already holds exactly `files` (relative path, bytes) and nothing else, so a
 /// rebake with unchanged output need not write anything.
 pub fn matches(dest: &Path, files: &[(String, &[u8])]) -> bool {
-    let mut expected: std::collections::BTreeSet<PathBuf> = files.iter().map(|(p, _)| dest.join(p)).collect();
-    let Ok(found) = crate::cli::find_packs(dest) else { return false };
+    let mut expected: std::collections::BTreeSet<PathBuf> =
+        files.iter().map(|(p, _)| dest.join(p)).collect();
+    let Ok(found) = crate::cli::find_packs(dest) else {
+        return false;
+    };
     if found.len() != expected.len() || !found.iter().all(|p| expected.remove(p)) {
         return false;
     }
     files.iter().all(|(p, bytes)| {
         let path = dest.join(p);
-        fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == *bytes)
+        fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64)
+            && fs::read(&path).is_ok_and(|b| b == *bytes)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_leave_out_are_refused() {
+        let out = Path::new("out");
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "/abs",
+            "a/b",
+            "a\\b",
+            ".hidden",
+            "x\0y",
+            &"n".repeat(256),
+        ] {
+            assert!(check_name(out, bad).is_err(), "{bad:?} accepted");
+        }
+        for good in ["tiny", "ice_caves", "a.b", "a..b", "x-1"] {
+            assert!(check_name(out, good).is_ok(), "{good:?} refused");
+        }
+    }
+
+    #[test]
+    fn leftovers_are_matched_exactly() {
+        assert!(is_leftover(".tiny.staging-123", "tiny", "staging"));
+        assert!(is_leftover(".tiny.old-9", "tiny", "old"));
+        assert!(!is_leftover(".tiny.staging-", "tiny", "staging"));
+        assert!(!is_leftover(".tiny.staging-1.staging-2", "tiny", "staging"));
+        assert!(!is_leftover(".tiny2.staging-1", "tiny", "staging"));
+        assert!(!is_leftover(".tiny.lock", "tiny", "staging"));
+    }
 }

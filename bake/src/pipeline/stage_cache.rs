@@ -86,15 +86,23 @@ impl StageCache {
         KeyHasher::default().str("explain-record").str(&self.scope).str(inputs.stage).str(item).finish()
     }
 
-    /// The cached payload of `item`, if present and sound. Counts a hit; a miss is counted when the
-    /// caller computes the item ([`StageCache::computed`]).
-    pub fn lookup(&self, item: &str, inputs: &StageInputs) -> Option<Vec<u8>> {
+    /// The cached artifact of `item`, if present, sound, and accepted by `check` (which parses the
+    /// payload and checks it is a well-formed artifact of its stage). Counts a hit; a miss is counted
+    /// when the caller computes the item ([`StageCache::computed`]), which also overwrites an entry
+    /// `check` refused.
+    pub fn lookup<T>(&self, item: &str, inputs: &StageInputs, check: impl FnOnce(Vec<u8>) -> Result<T, String>) -> Option<T> {
         let store = self.store.as_ref()?;
         match store.get(inputs.key()) {
-            Ok(Lookup::Hit(bytes)) => {
-                self.tally(inputs.stage, true);
-                Some(bytes)
-            }
+            Ok(Lookup::Hit(bytes)) => match check(bytes) {
+                Ok(v) => {
+                    self.tally(inputs.stage, true);
+                    Some(v)
+                }
+                Err(reason) => {
+                    self.refused(item, inputs, &reason);
+                    None
+                }
+            },
             Ok(Lookup::Miss) => None,
             Ok(Lookup::Corrupt(reason)) => {
                 self.warn(format!("cache entry for {} {item} was corrupt and is rebuilt: {reason}", inputs.stage));
@@ -105,6 +113,20 @@ impl StageCache {
                 None
             }
         }
+    }
+
+    /// Reports a hit that turned out not to be a well-formed artifact of its stage: the caller
+    /// rebuilds it (and [`StageCache::computed`] overwrites the entry).
+    pub fn refused(&self, item: &str, inputs: &StageInputs, reason: &str) {
+        self.warn(format!("cache entry for {} {item} is not a well-formed {} artifact and is rebuilt: {reason}", inputs.stage, inputs.stage));
+    }
+
+    /// Takes back the hit counted for an item that a later check (one needing another stage's
+    /// result) refused.
+    pub fn unhit(&self, inputs: &StageInputs) {
+        let mut t = self.tallies.lock().expect("tally lock");
+        let e = t.entry(inputs.stage).or_default();
+        e.cached = e.cached.saturating_sub(1);
     }
 
     /// Records that `item` was computed, stores its payload, and (with `--explain`) notes why it
