@@ -153,7 +153,7 @@ pub fn check(file: &Path, estimate: &Estimate, budget: Option<&Budget>) -> Resul
             return Err(BudgetError::Memory { file: file.to_owned(), estimate: estimate.clone(), budget: b.clone() });
         }
     }
-    if !(estimate.light_paths <= MAX_LIGHT_PATHS) {
+    if estimate.light_paths.is_nan() || estimate.light_paths > MAX_LIGHT_PATHS {
         return Err(BudgetError::Time { file: file.to_owned(), estimate: estimate.clone() });
     }
     Ok(())
@@ -193,7 +193,10 @@ mod tests {
         assert!(e.peak_bytes > 64 << 30, "{}", e.describe());
         let budget = Budget { bytes: 16 << 30, source: "--memory-budget" };
         let msg = check(Path::new("w.toml"), &e, Some(&budget)).unwrap_err().to_string();
-        assert!(msg.starts_with("w.toml: the bake needs more memory than --memory-budget allows: estimated peak"), "{msg}");
+        assert!(
+            msg.starts_with("w.toml: the bake needs more memory than --memory-budget allows: estimated peak"),
+            "{msg}"
+        );
         assert!(msg.contains("> 16384 MiB; reduce volume.size"), "{msg}");
     }
 

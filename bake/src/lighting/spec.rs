@@ -350,8 +350,10 @@ impl Checker {
     fn celestial(&mut self, name: &str, color: [f32; 3], intensity: f32, azimuth: f32, direction: Option<[f32; 3]>) {
         self.color(&format!("{name}.color"), color);
         self.intensity(&format!("{name}.intensity"), intensity);
-        if !(azimuth.abs() <= MAX_AZIMUTH) {
-            self.fail(&format!("{name}.azimuth"), format!("must be in [-{MAX_AZIMUTH}, {MAX_AZIMUTH}] degrees (is {azimuth})"));
+        // `contains` is false for NaN too.
+        if !(-MAX_AZIMUTH..=MAX_AZIMUTH).contains(&azimuth) {
+            let message = format!("must be in [-{MAX_AZIMUTH}, {MAX_AZIMUTH}] degrees (is {azimuth})");
+            self.fail(&format!("{name}.azimuth"), message);
         }
         if let Some(d) = direction {
             self.direction(&format!("{name}.direction"), d);
@@ -436,7 +438,7 @@ impl LightingSpec {
                     c.position(&p("start"), l.start);
                     c.position(&p("end"), l.end);
                     let len = (0..3).map(|a| f64::from(l.end[a] - l.start[a]).powi(2)).sum::<f64>().sqrt();
-                    if !(len >= f64::from(MIN_DIRECTION_LENGTH)) {
+                    if len.is_nan() || len < f64::from(MIN_DIRECTION_LENGTH) {
                         c.fail(&p("end"), format!("must differ from start by at least {MIN_DIRECTION_LENGTH:e}"));
                     }
                     c.positive(&p("radius"), l.radius, MAX_LIGHT_RADIUS);
@@ -538,7 +540,7 @@ mod tests {
             "lighting.albedo[1]: must be in [0, 1]",
             "lighting.materials[1].id: duplicate id 0",
             "lighting.lights[1].end: must differ from start",
-            "lighting.lights[2].radius: must be > 0",
+            "lighting.lights[2].radius: must be in (0, 1000000]",
             "lighting.lights[3].direction: must be finite, components within",
             "lighting.lights[3].angle: must be in (0, 180]",
         ];

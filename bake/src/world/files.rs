@@ -79,7 +79,11 @@ pub fn resolve_inside(base_dir: &Path, rel: &str) -> Result<PathBuf, String> {
     let canon_dir = dir.canonicalize().map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
     let canon = full.canonicalize().map_err(|e| format!("cannot read {}: {e}", full.display()))?;
     if !canon.starts_with(&canon_dir) {
-        return Err(format!("resolves to {}, outside the world file's directory {}", canon.display(), canon_dir.display()));
+        return Err(format!(
+            "resolves to {}, outside the world file's directory {}",
+            canon.display(),
+            canon_dir.display()
+        ));
     }
     Ok(canon)
 }

@@ -129,7 +129,8 @@ fn tile_size_must_divide_the_volume_in_powers_of_two() {
 
 #[test]
 fn semantic_ranges_are_checked() {
-    assert!(err("name = 'x'\n[noise]\ngain = 1.5\n").starts_with("w.toml:3:8: noise.gain: must be in (0, 1] (finite); got 1.5"));
+    assert!(err("name = 'x'\n[noise]\ngain = 1.5\n")
+        .starts_with("w.toml:3:8: noise.gain: must be in (0, 1] (finite); got 1.5"));
     assert!(
         err("name = 'x'\n[noise]\noctaves = 0\n").starts_with("w.toml:3:11: noise.octaves: must be in 1..=16; got 0")
     );
@@ -199,4 +200,3 @@ fn shipped_worlds_load() {
     assert_eq!(tiny.spec.tiles_per_axis(), [4, 4]);
     assert!(tiny.dims().iter().product::<usize>() <= 64 * 64 * 32);
 }
-
