@@ -217,3 +217,14 @@ fn lighting_values_have_working_ranges() {
     let mats: String = (0..=u16::MAX).map(|i| format!("[[lighting.materials]]\nid = {i}\n")).collect();
     ok(&tiny(&mats));
 }
+
+#[test]
+fn deeply_nested_values_are_an_error_not_a_crash() {
+    for depth in [1_000, 100_000] {
+        let text = format!("name = 'x'\nseed = {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        let e = err(&text);
+        assert!(e.starts_with("w.toml:2:"), "{e}");
+        let inline = format!("name = 'x'\nseed = {}1{}\n", "{a = ".repeat(depth), "}".repeat(depth));
+        assert!(err(&inline).starts_with("w.toml:2:"));
+    }
+}
