@@ -1,6 +1,7 @@
 //! Kiln baker library: world files, bake stages and the `kiln` CLI.
 
 pub mod ao;
+pub mod budget;
 pub mod cli;
 pub mod density;
 pub mod diff;

@@ -64,6 +64,10 @@ enum Command {
         /// Say why each recomputed item missed the cache.
         #[arg(long)]
         explain: bool,
+        /// Refuse, before any work, a world whose estimated peak memory exceeds SIZE (e.g. 500M,
+        /// 2G; default: the machine's total memory).
+        #[arg(long, value_parser = parse_size)]
+        memory_budget: Option<u64>,
     },
     /// Inspect or trim the stage cache.
     Cache {
@@ -190,10 +194,10 @@ where
         }
     };
     let result = match args.command {
-        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain } => {
+        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget } => {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
             let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), quiet, cache, explain };
-            run_bake(&world, &opts).map(|()| 0)
+            run_bake(&world, &opts, memory_budget).map(|()| 0)
         }
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),
@@ -260,8 +264,12 @@ fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions) -> Result<(), CliError> {
+fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, memory_budget: Option<u64>) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
+    let threads = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let estimate = crate::budget::Estimate::of(&world.spec, threads);
+    let budget = crate::budget::Budget::resolve(memory_budget);
+    crate::budget::check(world_path, &estimate, budget.as_ref()).map_err(|e| CliError::Failed(e.to_string()))?;
     let clock = std::time::Instant::now();
     let report = crate::pipeline::bake(&world, opts)?;
     let wall = clock.elapsed().as_secs_f64();
@@ -272,6 +280,7 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions) -> Result<()
         return Ok(());
     }
     eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());
+    eprintln!("  estimate   {}", estimate.describe());
     for s in &report.stages {
         eprintln!("  {s}");
     }

@@ -315,49 +315,74 @@ impl Checker {
             self.fail(path, format!("must be in [{lo}, {hi}] (is {v})"));
         }
     }
-    fn positive(&mut self, path: &str, v: f32) {
-        if !(v > 0.0 && v.is_finite()) {
-            self.fail(path, format!("must be > 0 and finite (is {v})"));
+    fn positive(&mut self, path: &str, v: f32, max: f32) {
+        if !(v > 0.0 && v <= max) {
+            self.fail(path, format!("must be in (0, {max}] (is {v})"));
         }
     }
-    fn non_negative(&mut self, path: &str, v: f32) {
-        if !(v >= 0.0 && v.is_finite()) {
-            self.fail(path, format!("must be >= 0 and finite (is {v})"));
-        }
+    fn intensity(&mut self, path: &str, v: f32) {
+        self.range(path, v, 0.0, MAX_INTENSITY);
     }
     fn color(&mut self, path: &str, c: [f32; 3]) {
-        if !c.iter().all(|v| *v >= 0.0 && v.is_finite()) {
-            self.fail(path, format!("components must be >= 0 and finite (is {c:?})"));
+        if !c.iter().all(|v| (0.0..=MAX_COLOR).contains(v)) {
+            self.fail(path, format!("components must be in [0, {MAX_COLOR}] (is {c:?})"));
         }
     }
-    fn finite(&mut self, path: &str, p: [f32; 3]) {
-        if !p.iter().all(|v| v.is_finite()) {
-            self.fail(path, format!("components must be finite (is {p:?})"));
+    fn position(&mut self, path: &str, p: [f32; 3]) {
+        if !p.iter().all(|v| v.abs() <= MAX_COORDINATE) {
+            self.fail(path, format!("components must be finite, within ±{MAX_COORDINATE:e} (is {p:?})"));
         }
     }
-    fn nonzero(&mut self, path: &str, d: [f32; 3]) {
-        if !d.iter().all(|v| v.is_finite()) || d.iter().all(|v| *v == 0.0) {
-            self.fail(path, format!("must be finite and non-zero (is {d:?})"));
+    /// A direction that normalises to a unit vector in f32: finite, not too long to square, not
+    /// so short that its length underflows (a tiny non-zero direction used to turn a light off).
+    fn direction(&mut self, path: &str, d: [f32; 3]) {
+        let len = d.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>().sqrt();
+        if !(d.iter().all(|v| v.abs() <= MAX_COORDINATE) && len >= f64::from(MIN_DIRECTION_LENGTH)) {
+            self.fail(
+                path,
+                format!(
+                    "must be finite, components within ±{MAX_COORDINATE:e}, length at least {MIN_DIRECTION_LENGTH:e} \
+                     (is {d:?})"
+                ),
+            );
         }
     }
     fn celestial(&mut self, name: &str, color: [f32; 3], intensity: f32, azimuth: f32, direction: Option<[f32; 3]>) {
         self.color(&format!("{name}.color"), color);
-        self.non_negative(&format!("{name}.intensity"), intensity);
-        if !azimuth.is_finite() {
-            self.fail(&format!("{name}.azimuth"), "must be finite");
+        self.intensity(&format!("{name}.intensity"), intensity);
+        // `contains` is false for NaN too.
+        if !(-MAX_AZIMUTH..=MAX_AZIMUTH).contains(&azimuth) {
+            let message = format!("must be in [-{MAX_AZIMUTH}, {MAX_AZIMUTH}] degrees (is {azimuth})");
+            self.fail(&format!("{name}.azimuth"), message);
         }
         if let Some(d) = direction {
-            self.nonzero(&format!("{name}.direction"), d);
+            self.direction(&format!("{name}.direction"), d);
         }
     }
 }
+
+/// Largest intensity of any light or the sky: with colours up to [`MAX_COLOR`] and worlds up to
+/// 4096 voxels of 1000 units, emitted power stays far below f32's limit (3.4e38 overflowed).
+pub const MAX_INTENSITY: f32 = 1e6;
+/// Largest colour component.
+pub const MAX_COLOR: f32 = 1e3;
+/// Largest absolute light position or direction component, world units.
+pub const MAX_COORDINATE: f32 = 1e7;
+/// Shortest accepted direction vector (it is normalised).
+pub const MIN_DIRECTION_LENGTH: f32 = 1e-6;
+/// Largest absolute azimuth, degrees.
+pub const MAX_AZIMUTH: f32 = 720.0;
+/// Largest light radius, world units.
+pub const MAX_LIGHT_RADIUS: f32 = 1e6;
+/// Most `[[lighting.lights]]` entries.
+pub const MAX_LIGHTS: usize = 1024;
 
 impl LightingSpec {
     /// Checks every value; the errors name the key path (`lighting.lights[2].radius: must be > 0`).
     pub fn validate(&self) -> Result<(), Vec<SpecError>> {
         let mut c = Checker { errors: Vec::new() };
         c.color("sky.color", self.sky.color);
-        c.non_negative("sky.intensity", self.sky.intensity);
+        c.intensity("sky.intensity", self.sky.intensity);
         if !(self.time_of_day >= 0.0 && self.time_of_day < 24.0) {
             c.fail("time_of_day", format!("must be in [0, 24) (is {})", self.time_of_day));
         }
@@ -367,13 +392,18 @@ impl LightingSpec {
         for (i, a) in self.albedo.iter().enumerate() {
             c.range(&format!("albedo[{i}]"), *a, 0.0, 1.0);
         }
+        // A bitmap of ids seen: 65536 entries would make a pairwise search quadratic.
+        let mut seen = vec![false; usize::from(u16::MAX) + 1];
         for (m, mat) in self.materials.iter().enumerate() {
             for (i, a) in mat.albedo.iter().enumerate() {
                 c.range(&format!("materials[{m}].albedo[{i}]"), *a, 0.0, 1.0);
             }
-            if self.materials[..m].iter().any(|o| o.id == mat.id) {
+            if std::mem::replace(&mut seen[usize::from(mat.id)], true) {
                 c.fail(&format!("materials[{m}].id"), format!("duplicate id {}", mat.id));
             }
+        }
+        if self.lights.len() > MAX_LIGHTS {
+            c.fail("lights", format!("at most {MAX_LIGHTS} lights (is {})", self.lights.len()));
         }
         if self.bounces > 64 {
             c.fail("bounces", format!("must be in [0, 64] (is {})", self.bounces));
@@ -388,31 +418,32 @@ impl LightingSpec {
             let p = |key: &str| format!("lights[{i}].{key}");
             match light {
                 LightSpec::Point(l) => {
-                    c.finite(&p("position"), l.position);
-                    c.positive(&p("radius"), l.radius);
+                    c.position(&p("position"), l.position);
+                    c.positive(&p("radius"), l.radius, MAX_LIGHT_RADIUS);
                     c.color(&p("color"), l.color);
-                    c.non_negative(&p("intensity"), l.intensity);
+                    c.intensity(&p("intensity"), l.intensity);
                 }
                 LightSpec::Spot(l) => {
-                    c.finite(&p("position"), l.position);
-                    c.nonzero(&p("direction"), l.direction);
+                    c.position(&p("position"), l.position);
+                    c.direction(&p("direction"), l.direction);
                     if !(l.angle > 0.0 && l.angle <= 180.0) {
                         c.fail(&p("angle"), format!("must be in (0, 180] (is {})", l.angle));
                     }
                     c.range(&p("softness"), l.softness, 0.0, 1.0);
-                    c.positive(&p("radius"), l.radius);
+                    c.positive(&p("radius"), l.radius, MAX_LIGHT_RADIUS);
                     c.color(&p("color"), l.color);
-                    c.non_negative(&p("intensity"), l.intensity);
+                    c.intensity(&p("intensity"), l.intensity);
                 }
                 LightSpec::Line(l) => {
-                    c.finite(&p("start"), l.start);
-                    c.finite(&p("end"), l.end);
-                    if l.start == l.end {
-                        c.fail(&p("end"), "must differ from start");
+                    c.position(&p("start"), l.start);
+                    c.position(&p("end"), l.end);
+                    let len = (0..3).map(|a| f64::from(l.end[a] - l.start[a]).powi(2)).sum::<f64>().sqrt();
+                    if len.is_nan() || len < f64::from(MIN_DIRECTION_LENGTH) {
+                        c.fail(&p("end"), format!("must differ from start by at least {MIN_DIRECTION_LENGTH:e}"));
                     }
-                    c.positive(&p("radius"), l.radius);
+                    c.positive(&p("radius"), l.radius, MAX_LIGHT_RADIUS);
                     c.color(&p("color"), l.color);
-                    c.non_negative(&p("intensity"), l.intensity);
+                    c.intensity(&p("intensity"), l.intensity);
                 }
             }
         }
@@ -504,13 +535,13 @@ mod tests {
         spec.materials = vec![MaterialAlbedo::default(), MaterialAlbedo::default()];
         let errors: Vec<String> = spec.validate().unwrap_err().iter().map(|e| e.to_string()).collect();
         let expect = [
-            "lighting.sky.intensity: must be >= 0",
+            "lighting.sky.intensity: must be in [0, 1000000]",
             "lighting.time_of_day: must be in [0, 24)",
             "lighting.albedo[1]: must be in [0, 1]",
             "lighting.materials[1].id: duplicate id 0",
             "lighting.lights[1].end: must differ from start",
-            "lighting.lights[2].radius: must be > 0",
-            "lighting.lights[3].direction: must be finite and non-zero",
+            "lighting.lights[2].radius: must be in (0, 1000000]",
+            "lighting.lights[3].direction: must be finite, components within",
             "lighting.lights[3].angle: must be in (0, 180]",
         ];
         assert_eq!(errors.len(), expect.len(), "{errors:#?}");

@@ -77,8 +77,45 @@ pub struct BrushStroke {
 /// tiny `spacing` turning into an hours-long bake.
 pub const MAX_STROKES: usize = 1_000_000;
 
+/// Most sample visits all strokes of a world may make together (each stroke visits its bounding
+/// box, one sample of margin, within the volume): a few large strokes, or a million small ones,
+/// can otherwise keep the density stage busy for hours.
+pub const MAX_BRUSH_WORK: u64 = 1 << 34;
+
+/// Samples of one axis that a stroke at `centre` with `radius` visits (the density stage's box).
+fn axis_span(centre: f64, radius: f64, voxel_size: f64, n: u32) -> u64 {
+    let lo = (((centre - radius) / voxel_size).floor() - 1.0).max(0.0);
+    let hi = (((centre + radius) / voxel_size).ceil() + 1.0).min(f64::from(n) - 1.0);
+    if lo <= hi {
+        (hi - lo) as u64 + 1
+    } else {
+        0
+    }
+}
+
+/// Checks that replaying `strokes` in the world of `spec` stays within [`MAX_BRUSH_WORK`].
+pub(crate) fn check_work(strokes: &[BrushStroke], spec: &super::WorldSpec) -> Result<(), String> {
+    let vs = spec.volume.voxel_size;
+    let [nx, ny, nz] = spec.volume.size;
+    let mut work: u64 = 0;
+    for s in strokes {
+        let [x, y, z] = s.position;
+        let r = s.radius;
+        // Each span is at most 4096, so the product fits; the sum saturates.
+        let box_samples = axis_span(x, r, vs, nx) * axis_span(y, r, vs, ny) * axis_span(z, r, vs, nz);
+        work = work.saturating_add(box_samples);
+    }
+    if work > MAX_BRUSH_WORK {
+        return Err(format!(
+            "the strokes visit {work} samples in all (each stroke's box within the volume), more than {MAX_BRUSH_WORK}; \
+             use fewer or smaller strokes"
+        ));
+    }
+    Ok(())
+}
+
 /// A `[[stroke]]` as written in a file (before sweeps are expanded).
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct StrokeEntry {
     #[serde(default)]
@@ -92,7 +129,7 @@ struct StrokeEntry {
     spacing: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct BrushFile {
     #[serde(default)]
@@ -108,6 +145,7 @@ struct BrushFileOut<'a> {
 pub fn parse_brushes(text: &str, file: &Path) -> Result<Vec<BrushStroke>, WorldError> {
     let src = SourceDoc::new(file, text);
     let parsed: BrushFile = toml::from_str(text).map_err(|e| src.error_from_toml(&e))?;
+    src.check_array_lengths(&parsed)?;
     let mut strokes = Vec::new();
     for (i, entry) in parsed.stroke.iter().enumerate() {
         let key = |k: &str| format!("stroke[{i}].{k}");
@@ -231,6 +269,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("stroke[0].spacing") && msg.contains("exceeds"), "{msg}");
+    }
+
+    #[test]
+    fn brush_work_is_bounded() {
+        let spec: super::super::WorldSpec =
+            toml::from_str("name = 'w'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n").unwrap();
+        let stroke = |r: f64| BrushStroke {
+            shape: BrushShape::Cube,
+            falloff: Falloff::Constant,
+            radius: r,
+            weight: 1.0,
+            position: [8.0, 8.0, 4.0],
+        };
+        // A whole-volume stroke visits 64 * 64 * 32 = 2^17 samples; 2^17 of them are exactly the limit.
+        let whole = vec![stroke(1e9); 1 << 17];
+        assert!(check_work(&whole, &spec).is_ok());
+        let mut over = whole;
+        over.push(stroke(0.1));
+        assert!(check_work(&over, &spec).unwrap_err().contains("more than 17179869184"));
+        // Strokes outside the volume cost nothing.
+        let outside = BrushStroke { position: [-100.0, 0.0, 0.0], ..stroke(1.0) };
+        assert!(check_work(&vec![outside; MAX_STROKES], &spec).is_ok());
     }
 
     #[test]

@@ -22,6 +22,19 @@ pub enum HeightmapError {
         "raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}"
     )]
     RawSize { width: u32, height: u32, expected: u64, actual: u64 },
+    #[error("image of {width} x {height} is larger than the limit of {max} x {max} pixels", max = MAX_HEIGHTMAP_SIDE)]
+    TooLarge { width: u32, height: u32 },
+}
+
+/// Largest heightmap side in pixels; the volume has at most 4096 samples per axis, so a larger
+/// image would only be resampled away.
+pub const MAX_HEIGHTMAP_SIDE: u32 = 8192;
+
+fn check_dims(width: u32, height: u32) -> Result<(), HeightmapError> {
+    if width == 0 || height == 0 || width > MAX_HEIGHTMAP_SIDE || height > MAX_HEIGHTMAP_SIDE {
+        return Err(HeightmapError::TooLarge { width, height });
+    }
+    Ok(())
 }
 
 /// Height samples in `[0, 65535]`, row-major, row 0 = the +Y (north, image top) edge.
@@ -32,8 +45,9 @@ pub struct Heightmap {
     pub samples: Vec<u16>,
 }
 
-/// Largest PNG decode buffer accepted (a 8192 x 8192 16-bit image is 128 MiB).
-const PNG_LIMIT_BYTES: usize = 256 << 20;
+/// Largest PNG decode buffer accepted: an 8192 × 8192 16-bit image is 128 MiB, plus the decoder's
+/// own buffers.
+const PNG_LIMIT_BYTES: usize = 160 << 20;
 
 impl Heightmap {
     /// Decodes a grayscale PNG; 8-bit samples are widened to 16 bits (`v * 257`) so 255 maps to
@@ -42,6 +56,9 @@ impl Heightmap {
         let mut decoder = png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: PNG_LIMIT_BYTES });
         decoder.set_transformations(png::Transformations::IDENTITY);
         let mut reader = decoder.read_info()?;
+        // The header's dimensions are checked before the frame buffer is allocated: a small file
+        // may declare a huge image.
+        check_dims(reader.info().width, reader.info().height)?;
         let (color, depth) = reader.output_color_type();
         if color != png::ColorType::Grayscale {
             return Err(HeightmapError::NotGrayscale(color));
@@ -65,8 +82,10 @@ impl Heightmap {
 
     /// Reads headerless little-endian 16-bit samples, row-major, top (+Y) row first.
     pub fn from_r16(bytes: &[u8], width: u32, height: u32) -> Result<Heightmap, HeightmapError> {
+        check_dims(width, height)?;
+        // Cannot overflow once both sides are at most MAX_HEIGHTMAP_SIDE.
         let expected = u64::from(width) * u64::from(height) * 2;
-        if bytes.len() as u64 != expected || width == 0 || height == 0 {
+        if bytes.len() as u64 != expected {
             return Err(HeightmapError::RawSize { width, height, expected, actual: bytes.len() as u64 });
         }
         let samples = bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
@@ -124,6 +143,38 @@ mod tests {
         let err = Heightmap::from_r16(&[0u8; 10], 3, 2).unwrap_err();
         assert!(err.to_string().contains("needs 12 bytes"), "{err}");
         assert!(Heightmap::from_png(b"not a png").is_err());
+    }
+
+    #[test]
+    fn huge_declared_sizes_are_refused_before_allocating() {
+        // A raw size whose byte count wraps in 32 or 64 bits.
+        for (w, h) in [(u32::MAX, u32::MAX), (1 << 31, 4), (65536, 65536), (MAX_HEIGHTMAP_SIDE + 1, 1), (0, 5)] {
+            let e = Heightmap::from_r16(&[0u8; 8], w, h).unwrap_err();
+            assert!(matches!(e, HeightmapError::TooLarge { .. }), "{w} x {h}: {e}");
+        }
+        // A PNG whose header claims 30000 x 30000 but whose data is a few bytes: refused from the
+        // header, with the size in the message.
+        let mut png = encode_png16(2, 2, &[1, 2, 3, 4]);
+        png[16..20].copy_from_slice(&30000u32.to_be_bytes());
+        png[20..24].copy_from_slice(&30000u32.to_be_bytes());
+        let crc = crc32(&png[12..29]);
+        png[29..33].copy_from_slice(&crc.to_be_bytes());
+        let e = Heightmap::from_png(&png).unwrap_err();
+        assert!(e.to_string().contains("30000 x 30000 is larger than the limit"), "{e}");
+        let side = encode_png16(MAX_HEIGHTMAP_SIDE + 1, 1, &vec![0; MAX_HEIGHTMAP_SIDE as usize + 1]);
+        assert!(matches!(Heightmap::from_png(&side).unwrap_err(), HeightmapError::TooLarge { .. }));
+    }
+
+    /// The PNG chunk CRC (ISO 3309), for patching a header in tests.
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut c = !0u32;
+        for &b in bytes {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            }
+        }
+        !c
     }
 
     #[test]

@@ -7,18 +7,24 @@
 
 mod brush;
 mod embed;
+mod files;
 mod heightmap;
+mod name;
 mod source;
 mod spec;
+mod validate;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use brush::{parse_brushes, strokes_to_toml, BrushShape, BrushStroke, Falloff, MAX_STROKES};
-pub use heightmap::{Heightmap, HeightmapError};
-pub use spec::{
-    heightmap_is_raw, BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, SpecIssue, VolumeSpec,
-    WorldSpec, MAX_OCTAVES, MAX_TERMS, MAX_VOXELS,
+pub use files::{MAX_BRUSH_FILE_BYTES, MAX_HEIGHTMAP_FILE_BYTES, MAX_WORLD_FILE_BYTES};
+pub use heightmap::{Heightmap, HeightmapError, MAX_HEIGHTMAP_SIDE};
+pub use name::{name_problem, MAX_NAME_LEN};
+pub use spec::{BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, VolumeSpec, WorldSpec};
+pub use validate::{
+    heightmap_is_raw, SpecIssue, MAX_AXIS, MAX_LACUNARITY, MAX_NOISE_AMPLITUDE, MAX_NOISE_CYCLES, MAX_OCTAVES,
+    MAX_TERMS, MAX_TILES_PER_AXIS, MAX_VOXELS, MAX_VOXEL_SIZE, MIN_VOXEL_SIZE,
 };
 
 use source::SourceDoc;
@@ -26,13 +32,9 @@ use source::SourceDoc;
 /// A world file (or a file it references) that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum WorldError {
-    /// The world file itself could not be read.
-    #[error("{}: cannot read world file: {source}", .file.display())]
-    Read {
-        file: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The world file itself could not be read (missing, not a regular file, over the size limit).
+    #[error("{}: cannot read world file: {reason}", .file.display())]
+    Read { file: PathBuf, reason: String },
     /// Bad content at `file:line:column`; `key` is the dotted key path (`stroke[2].radius`),
     /// empty when the problem is not inside any key (e.g. a syntax error between tables).
     #[error("{}:{line}:{column}: {}{message}", .file.display(), KeyPrefix(.key))]
@@ -68,9 +70,23 @@ pub struct World {
 /// Reads, parses and validates the world file at `path`, loading referenced files relative to
 /// its directory.
 pub fn load_world(path: &Path) -> Result<World, WorldError> {
-    let text = std::fs::read_to_string(path).map_err(|source| WorldError::Read { file: path.to_owned(), source })?;
+    let bytes = files::read_limited(path, MAX_WORLD_FILE_BYTES)
+        .map_err(|reason| WorldError::Read { file: path.to_owned(), reason })?;
+    let text = utf8(bytes, path)?;
     let base_dir = path.parent().unwrap_or(Path::new(""));
     World::from_str(&text, path, base_dir)
+}
+
+/// `bytes` as text, or an error at the first invalid byte's line, column and byte offset.
+fn utf8(bytes: Vec<u8>, file: &Path) -> Result<String, WorldError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+        let (line, column) = source::line_col(valid, at);
+        let byte = e.as_bytes()[at];
+        let message = format!("not UTF-8 text: invalid byte 0x{byte:02x} at byte offset {at}");
+        WorldError::Invalid { file: file.to_owned(), line, column, key: String::new(), message }
+    })
 }
 
 impl World {
@@ -79,29 +95,30 @@ impl World {
     pub fn from_str(text: &str, path_for_messages: &Path, base_dir: &Path) -> Result<World, WorldError> {
         let src = SourceDoc::new(path_for_messages, text);
         let mut spec: WorldSpec = toml::from_str(text).map_err(|e| src.error_from_toml(&e))?;
+        src.check_array_lengths(&spec)?;
         spec.resolve_defaults();
         spec.validate().map_err(|SpecIssue { key, message }| src.error_at_key(&key, message))?;
 
-        let read = |key: &str, rel: &str| -> Result<Vec<u8>, WorldError> {
-            let full = base_dir.join(rel);
-            std::fs::read(&full)
+        let read = |key: &str, rel: &str, limit: u64| -> Result<Vec<u8>, WorldError> {
+            let full = files::resolve_inside(base_dir, rel).map_err(|e| src.error_at_key(key, format!("{rel:?}: {e}")))?;
+            files::read_limited(&full, limit)
                 .map_err(|e| src.error_at_key(key, format!("cannot read {:?} ({}): {e}", rel, full.display())))
         };
 
         let brushes = match &spec.brushes.file {
             None => Vec::new(),
             Some(rel) => {
-                let bytes = read("brushes.file", rel)?;
+                let bytes = read("brushes.file", rel, MAX_BRUSH_FILE_BYTES)?;
                 let brush_path = base_dir.join(rel);
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| src.error_at_key("brushes.file", format!("{rel:?} is not UTF-8 text")))?;
-                parse_brushes(&text, &brush_path)?
+                let strokes = parse_brushes(&utf8(bytes, &brush_path)?, &brush_path)?;
+                brush::check_work(&strokes, &spec).map_err(|m| src.error_at_key("brushes.file", format!("{rel:?}: {m}")))?;
+                strokes
             }
         };
 
         let heightmap = match (&spec.floor.kind, &spec.floor.file) {
             (FloorKind::Heightmap, Some(rel)) => {
-                let bytes = read("floor.file", rel)?;
+                let bytes = read("floor.file", rel, MAX_HEIGHTMAP_FILE_BYTES)?;
                 let decoded = match (heightmap_is_raw(rel), spec.floor.raw_size) {
                     (Some(true), Some([w, h])) => Heightmap::from_r16(&bytes, w, h),
                     _ => Heightmap::from_png(&bytes),
@@ -155,3 +172,5 @@ impl World {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;

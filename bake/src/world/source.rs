@@ -77,10 +77,29 @@ pub(crate) struct SourceDoc<'a> {
 }
 
 impl<'a> SourceDoc<'a> {
-    /// Parses `text` for span lookups. A document with syntax errors still yields a `SourceDoc`;
-    /// lookups then fall back to the start of the file (the syntax error itself carries a span).
+    /// Parses `text` for span lookups. A document with errors still yields what could be parsed
+    /// (a duplicate key keeps its first definition), so errors can still be placed under a key.
     pub fn new(file: &'a Path, text: &'a str) -> Self {
-        SourceDoc { file, text, doc: DeTable::parse(text).ok() }
+        let (doc, _errors) = DeTable::parse_recoverable(text);
+        SourceDoc { file, text, doc: Some(doc) }
+    }
+
+    /// Refuses arrays in the document longer or shorter than what `parsed` (the value they were
+    /// deserialised into) holds: serde fills a fixed-size array such as `size = [nx, ny, nz]` from
+    /// the first elements and silently drops the rest.
+    pub fn check_array_lengths<T: serde::Serialize>(&self, parsed: &T) -> Result<(), WorldError> {
+        let (Some(doc), Ok(toml::Value::Table(value))) = (&self.doc, toml::Value::try_from(parsed)) else {
+            return Ok(());
+        };
+        let mut path = Vec::new();
+        match compare_table(doc.get_ref(), &value, &mut path) {
+            None => Ok(()),
+            Some((span_start, expected, got)) => Err(self.error_at(
+                span_start,
+                render_path(&path),
+                format!("expected an array of {expected} elements; got {got}"),
+            )),
+        }
     }
 
     /// The diagnostic for `message` about the value at dotted `key`. When the key is absent (its
@@ -95,6 +114,10 @@ impl<'a> SourceDoc<'a> {
     pub fn error_from_toml(&self, err: &toml::de::Error) -> WorldError {
         let span = err.span().unwrap_or(0..0);
         let mut path = self.doc.as_ref().map(|d| path_at(d.get_ref(), &span)).unwrap_or_default();
+        // A duplicate key is not in the tree (the first definition is): name it from the text.
+        if path.is_empty() && !span.is_empty() {
+            path = key_at(self.text, &span);
+        }
         // Diagnostics are one line each.
         let message = err.message().split_whitespace().collect::<Vec<_>>().join(" ");
         // serde reports a missing field at the enclosing table; name the field itself.
@@ -107,6 +130,66 @@ impl<'a> SourceDoc<'a> {
     fn error_at(&self, offset: usize, key: String, message: String) -> WorldError {
         let (line, column) = line_col(self.text, offset);
         WorldError::Invalid { file: PathBuf::from(self.file), line, column, key, message }
+    }
+}
+
+/// The dotted key written at `span` (a key or a table header), prefixed with the table header it
+/// sits under, read from the text itself.
+fn key_at(text: &str, span: &Range<usize>) -> Vec<Segment> {
+    let Some(written) = text.get(span.clone()) else { return Vec::new() };
+    let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    let in_header = text[line_start..span.start].trim_start().starts_with('[');
+    let mut key = String::new();
+    if !in_header {
+        let header = text[..line_start].lines().rev().map(str::trim).find(|l| l.starts_with('['));
+        if let Some(h) = header {
+            let h = h.split('#').next().unwrap_or_default();
+            key.push_str(h.trim().trim_start_matches('[').trim_end_matches(']').trim());
+        }
+    }
+    let written = written.trim().trim_matches(['[', ']']).trim();
+    if !key.is_empty() && !written.is_empty() {
+        key.push('.');
+    }
+    key.push_str(written);
+    parse_path(&key.replace(['"', '\''], ""))
+}
+
+/// The first array whose length differs between the document and the deserialised value:
+/// `(byte offset, length kept, length written)`; `path` is left pointing at it.
+fn compare_table(doc: &DeTable<'_>, value: &toml::Table, path: &mut Vec<Segment>) -> Option<(usize, usize, usize)> {
+    for (k, v) in doc.iter() {
+        let Some(other) = value.get(k.get_ref().as_ref()) else { continue };
+        path.push(Segment::Key(k.get_ref().to_string()));
+        if let Some(found) = compare_value(v, other, path) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
+}
+
+fn compare_value(
+    doc: &Spanned<DeValue<'_>>,
+    value: &toml::Value,
+    path: &mut Vec<Segment>,
+) -> Option<(usize, usize, usize)> {
+    match (doc.get_ref(), value) {
+        (DeValue::Table(t), toml::Value::Table(v)) => compare_table(t, v, path),
+        (DeValue::Array(a), toml::Value::Array(v)) => {
+            if a.len() != v.len() {
+                return Some((doc.span().start, v.len(), a.len()));
+            }
+            for (i, (d, x)) in a.iter().zip(v).enumerate() {
+                path.push(Segment::Index(i));
+                if let Some(found) = compare_value(d, x, path) {
+                    return Some(found);
+                }
+                path.pop();
+            }
+            None
+        }
+        _ => None,
     }
 }
 

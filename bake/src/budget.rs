@@ -1,0 +1,214 @@
+//! The pre-bake estimate: peak memory and a time class from the world spec alone, so that a world
+//! that cannot fit the machine (or a budget the user gives) is refused before any work, with the
+//! estimate and the keys to change, instead of being killed by the kernel an hour in.
+//!
+//! The model is an upper bound fitted to measured bakes (table in BENCHMARKS.md, "Pre-bake
+//! estimate"): a fixed part per worker thread, bytes per sample (density, occupancy, distance
+//! field, flood fills) and bytes per expected triangle (meshes of every LOD level, the lighting's
+//! BVH, per-vertex arrays and photon deposits). Triangles are expected per XY column in proportion
+//! to the height of the band where the noise can make surfaces (below the open top of the world).
+
+use std::path::Path;
+
+use crate::world::{FloorKind, WorldSpec};
+
+const MIB: u64 = 1 << 20;
+/// Fixed memory: the process, its tables and buffers shared by all threads.
+const BASE_BYTES: f64 = 16.0 * MIB as f64;
+/// Memory per worker thread (its stack, per-tile and per-batch buffers).
+const THREAD_BYTES: f64 = 12.0 * MIB as f64;
+/// Memory per density sample.
+const SAMPLE_BYTES: f64 = 12.0;
+/// Memory per expected triangle (all LOD levels).
+const TRIANGLE_BYTES: f64 = 190.0;
+/// Expected triangles per XY column: a floor surface plus caves in proportion to the active band.
+const COLUMN_TRIANGLES: f64 = 6.0;
+const COLUMN_TRIANGLES_PER_VOXEL: f64 = 0.15;
+/// Triangles (all LOD levels) per square voxel of level-0 surface.
+const TRIANGLES_PER_VOXEL_AREA: f64 = 3.8;
+/// Safety factor over the fitted model, so that it stays an upper bound.
+const MARGIN: f64 = 1.15;
+/// Core-seconds per light path, per triangle and per sample, measured on the shipped worlds.
+const PATH_SECONDS: f64 = 6e-6;
+const TRIANGLE_SECONDS: f64 = 1e-6;
+const SAMPLE_SECONDS: f64 = 3e-8;
+/// Most light paths a bake may trace (about 7 core-hours): beyond it the lighting is refused
+/// rather than left to run for days.
+pub const MAX_LIGHT_PATHS: f64 = 4_294_967_296.0;
+
+/// What a world is expected to cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Peak resident memory, bytes (an upper bound with modest margin).
+    pub peak_bytes: u64,
+    /// Density samples.
+    pub samples: u64,
+    /// Expected triangles over all LOD levels.
+    pub triangles: u64,
+    /// Expected light paths.
+    pub light_paths: f64,
+    /// Expected wall time in seconds on `threads` threads.
+    pub seconds: f64,
+    /// Worker threads assumed.
+    pub threads: usize,
+}
+
+impl Estimate {
+    /// Estimates a bake of `spec` on `threads` worker threads.
+    pub fn of(spec: &WorldSpec, threads: usize) -> Estimate {
+        let [nx, ny, nz] = spec.volume.size.map(f64::from);
+        let vs = spec.volume.voxel_size;
+        let f = &spec.floor;
+        let floor_top = if f.kind == FloorKind::None { 0.0 } else { f.height + f.amplitude };
+        // Surfaces only form below the open top (validation guarantees it is below the volume's top).
+        let active_z = ((floor_top + f.fade_start + f.fade) / vs + 2.0).min(nz).max(2.0);
+        let columns = nx * ny;
+        let samples = columns * nz;
+        let triangles = columns * (COLUMN_TRIANGLES + COLUMN_TRIANGLES_PER_VOXEL * active_z);
+        let threads = threads.max(1);
+        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + TRIANGLE_BYTES * triangles;
+        let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
+        let light_paths = f64::from(spec.lighting.paths_per_area) * area;
+        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS;
+        Estimate {
+            peak_bytes: (bytes * MARGIN) as u64,
+            samples: samples as u64,
+            triangles: triangles as u64,
+            light_paths,
+            seconds: core_seconds / threads as f64,
+            threads,
+        }
+    }
+
+    /// "seconds", "minutes" or "hours".
+    pub fn time_class(&self) -> &'static str {
+        match self.seconds {
+            s if s < 60.0 => "seconds",
+            s if s < 3600.0 => "minutes",
+            _ => "hours",
+        }
+    }
+
+    /// One line: memory, time class and what they follow from.
+    pub fn describe(&self) -> String {
+        format!(
+            "estimated peak memory {} MiB, {} ({} samples, ~{} triangles, ~{:.2e} light paths, {} threads)",
+            self.peak_bytes.div_ceil(MIB),
+            self.time_class(),
+            self.samples,
+            self.triangles,
+            self.light_paths,
+            self.threads
+        )
+    }
+}
+
+/// A memory budget and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub bytes: u64,
+    /// "--memory-budget" or "the machine's memory".
+    pub source: &'static str,
+}
+
+impl Budget {
+    /// The user's budget, else the machine's total memory (Linux), else none.
+    pub fn resolve(user: Option<u64>) -> Option<Budget> {
+        match user {
+            Some(bytes) => Some(Budget { bytes, source: "--memory-budget" }),
+            None => machine_memory().map(|bytes| Budget { bytes, source: "the machine's memory" }),
+        }
+    }
+}
+
+/// Total memory from `/proc/meminfo`, if the platform tells.
+pub fn machine_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// Why a world is refused before baking.
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error(
+        "{}: the bake needs more memory than {} allows: {} > {} MiB; reduce volume.size (fewer samples) \
+         or --jobs (fewer threads)",
+        .file.display(), .budget.source, .estimate.describe(), .budget.bytes / MIB
+    )]
+    Memory { file: std::path::PathBuf, estimate: Estimate, budget: Budget },
+    #[error(
+        "{}: the lighting would trace ~{:.2e} light paths, more than {MAX_LIGHT_PATHS:e} ({}); lower \
+         lighting.paths_per_area or volume.voxel_size (the surface area in world units sets the path count)",
+        .file.display(), .estimate.light_paths, .estimate.describe()
+    )]
+    Time { file: std::path::PathBuf, estimate: Estimate },
+}
+
+/// Refuses a world whose estimate exceeds `budget` or the light-path limit.
+pub fn check(file: &Path, estimate: &Estimate, budget: Option<&Budget>) -> Result<(), BudgetError> {
+    if let Some(b) = budget {
+        if estimate.peak_bytes > b.bytes {
+            return Err(BudgetError::Memory { file: file.to_owned(), estimate: estimate.clone(), budget: b.clone() });
+        }
+    }
+    if estimate.light_paths.is_nan() || estimate.light_paths > MAX_LIGHT_PATHS {
+        return Err(BudgetError::Time { file: file.to_owned(), estimate: estimate.clone() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::World;
+
+    fn world(path: &str) -> World {
+        crate::world::load_world(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)).unwrap()
+    }
+
+    #[test]
+    fn estimates_bound_the_measured_peaks_with_modest_margin() {
+        // Peaks measured with 2 threads (BENCHMARKS.md, "Pre-bake estimate").
+        let caves = world("worlds/ice_caves.toml");
+        let tiny = world("worlds/tiny.toml");
+        for (spec, measured_mib) in [(&caves.spec, 844.0), (&tiny.spec, 47.0)] {
+            let e = Estimate::of(spec, 2);
+            let ratio = e.peak_bytes as f64 / MIB as f64 / measured_mib;
+            assert!((1.0..=1.5).contains(&ratio), "{}: {} vs {measured_mib} MiB", spec.name, e.describe());
+        }
+        let mut big = caves.spec.clone();
+        big.volume.size = [1024, 1024, 64];
+        let ratio = Estimate::of(&big, 2).peak_bytes as f64 / MIB as f64 / 3448.0;
+        assert!((1.0..=1.5).contains(&ratio), "{ratio}");
+    }
+
+    #[test]
+    fn largest_worlds_are_refused_by_memory_not_by_overflow() {
+        let mut spec = world("worlds/ice_caves.toml").spec;
+        spec.volume.size = [4096, 4096, 256];
+        spec.volume.tile_size = 256;
+        let e = Estimate::of(&spec, 16);
+        assert!(e.peak_bytes > 64 << 30, "{}", e.describe());
+        let budget = Budget { bytes: 16 << 30, source: "--memory-budget" };
+        let msg = check(Path::new("w.toml"), &e, Some(&budget)).unwrap_err().to_string();
+        assert!(
+            msg.starts_with("w.toml: the bake needs more memory than --memory-budget allows: estimated peak"),
+            "{msg}"
+        );
+        assert!(msg.contains("> 16384 MiB; reduce volume.size"), "{msg}");
+    }
+
+    #[test]
+    fn huge_light_path_counts_are_refused() {
+        let mut spec = world("worlds/tiny.toml").spec;
+        spec.volume.voxel_size = 1000.0;
+        let e = Estimate::of(&spec, 2);
+        let msg = check(Path::new("w.toml"), &e, None).unwrap_err().to_string();
+        assert!(msg.contains("lower lighting.paths_per_area or volume.voxel_size"), "{msg}");
+        spec.lighting.paths_per_area = 1e-6;
+        assert!(check(Path::new("w.toml"), &Estimate::of(&spec, 2), None).is_ok());
+        assert_eq!(Estimate::of(&world("worlds/tiny.toml").spec, 2).time_class(), "seconds");
+    }
+}
