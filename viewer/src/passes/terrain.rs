@@ -3,8 +3,8 @@
 //! Back faces are culled: the surface faces the air, where the camera is, so its back faces are
 //! hidden behind its front faces and only cost the rasteriser (the H200's frame is bound by its
 //! geometry stages, not its pixels). Skirt triangles, after the surface's in the same index buffer,
-//! hang into the cracks between levels and must show from either side: the loader gives each a
-//! reversed copy (`renderer::vertex_cache::double_side`), so one culling
+//! hang into the cracks between levels and must show from either side: the pack stores each skirt
+//! triangle with both windings (the bake owns double-siding, see `formats/SPEC.md`), so one culling
 //! pipeline draws a whole tile in one call (a second, double-sided pipeline would also be a second
 //! JIT compile of the lit shader before lavapipe's first frame).
 

@@ -252,8 +252,8 @@ pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
     let (surface, skirts) = indices.split_at_mut(mesh.main_index_count);
     vertex_cache::reorder_triangles(surface, vertices.len());
     vertex_cache::reorder_triangles(skirts, vertices.len());
-    // The terrain pipeline culls back faces; skirts must show from both sides.
-    vertex_cache::double_side(&mut indices, mesh.main_index_count);
+    // The pack's skirts are already double-sided (the bake owns that, SPEC.md): drawn as stored, so
+    // each skirt triangle is drawn once per side and counted once against the budget.
     vertex_cache::reorder_vertices(&mut vertices, &mut indices);
     let vertex_count = u32::try_from(vertices.len()).map_err(|_| format!("{}: too many vertices", job.path.display()))?;
     Ok(DecodedTile {

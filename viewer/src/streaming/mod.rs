@@ -71,8 +71,9 @@ pub struct DecodedTile {
     /// Counter-clockwise seen from the air side; every index is below `vertices.len()`, and the
     /// count is a non-zero multiple of three (checked by the loader).
     pub indices: Vec<u32>,
-    /// Indices `[0, main_index_count)` are the surface; the rest are crack-hiding skirts, then a
-    /// reversed copy of them, so that they show from both sides under back-face culling.
+    /// Indices `[0, main_index_count)` are the surface; the rest are the pack's crack-hiding skirts,
+    /// which the bake writes with both windings so that they show from both sides under back-face
+    /// culling (the viewer adds no copies).
     pub main_index_count: u32,
     /// The manifest's bounds of the tile (skirts included).
     pub bounds_min: [f32; 3],
