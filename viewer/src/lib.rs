@@ -5,6 +5,7 @@
 //! - [`streaming`]: the streamer contract (`notes/viewer_interface.md`): LOD cut, residency, loads;
 //! - [`renderer`] and [`passes`]: GPU tiles and the passes (shadow, sky, terrain, bounds, HUD);
 //! - [`camera`]: the fly camera (Z up, reverse-Z projection);
+//! - [`exposure`]: manual and metered exposure;
 //! - [`session`]: the per-frame glue between streamer and renderer;
 //! - [`window`] (winit) and [`headless`] (offscreen screenshots, `--fly` replays): the front ends;
 //! - [`cli`]: the command line.
@@ -12,6 +13,7 @@
 pub mod camera;
 pub mod cli;
 pub mod error;
+pub mod exposure;
 pub mod flypath;
 pub mod gpu;
 pub mod headless;

@@ -7,6 +7,7 @@
 
 pub mod culling;
 pub mod gpu_timer;
+pub mod meter;
 pub mod pick;
 pub mod shadow_fit;
 pub mod tiles;
@@ -28,6 +29,7 @@ use crate::passes::{DrawItem, Layouts, DEPTH_FORMAT, ID_FORMAT};
 use crate::streaming::{DecodedTile, TileKey};
 use crate::view_mode::{lod_color, ViewMode};
 use gpu_timer::{GpuTimer, PassTimes, Span};
+use meter::Meter;
 use pick::PickReadback;
 use tiles::{GpuTile, TileStore};
 use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
@@ -55,6 +57,10 @@ pub struct FrameDesc<'a> {
     /// A still picture: the shadow map must hold exactly this frame's casters. Otherwise its
     /// redraws may be spread over frames ([`crate::passes::shadow`]).
     pub still: bool,
+    /// Stops added to the base exposure before tone mapping ([`crate::exposure`]).
+    pub exposure_ev: f32,
+    /// Meter this frame for automatic exposure (result later through [`Renderer::metered`]).
+    pub meter: bool,
 }
 
 /// What a frame drew.
@@ -104,6 +110,7 @@ pub struct Renderer {
     bounds: BoundsPass,
     hud: HudPass,
     pick: PickReadback,
+    meter: Meter,
     world: WorldInfo,
     lighting: Lighting,
     /// Per-pass GPU times, when asked for ([`Renderer::enable_gpu_timing`]).
@@ -202,6 +209,7 @@ impl Renderer {
             bounds: BoundsPass::new(&layouts, color_format),
             hud: HudPass::new(color_format),
             pick: PickReadback::new(device),
+            meter: Meter::default(),
             layouts,
             world,
             lighting: Lighting::default(),
@@ -267,7 +275,14 @@ impl Renderer {
         self.pick.latest
     }
 
-    fn frame_uniforms(&self, camera: &Camera, shadows: bool) -> FrameUniforms {
+    /// The newest exposure metering not returned before (polls nothing: call after
+    /// `device.poll`): the log-average luminance of a frame drawn with `meter` set, in units of the
+    /// base exposure ([`crate::exposure::Exposure::adapt`] takes it).
+    pub fn metered(&mut self) -> Option<f32> {
+        self.meter.take()
+    }
+
+    fn frame_uniforms(&self, camera: &Camera, shadows: bool, exposure_ev: f32) -> FrameUniforms {
         let aspect = self.size[0] as f32 / self.size[1] as f32;
         let view_proj = camera.view_proj(aspect);
         let (wmin, wmax) = (self.world.min, self.world.max);
@@ -281,7 +296,7 @@ impl Renderer {
             light_view_proj: if shadows { fit.light_view_proj } else { Mat4::IDENTITY }.to_cols_array_2d(),
             camera_pos: v4(camera.position, 1.0),
             sun_dir: v4(l.to_sun, fit.texel_world),
-            sun_color: v4(l.sun_color, l.exposure),
+            sun_color: v4(l.sun_color, l.exposure * exposure_ev.exp2()),
             sky_zenith: v4(l.sky_zenith, 1.0),
             sky_horizon: v4(l.sky_horizon, 1.0),
             ground: v4(l.ground, l.ambient),
@@ -299,7 +314,7 @@ impl Renderer {
     pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = matches!(frame.mode, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe);
-        let mut uniforms = self.frame_uniforms(frame.camera, lit);
+        let mut uniforms = self.frame_uniforms(frame.camera, lit, frame.exposure_ev);
         let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
         let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
 
@@ -398,6 +413,10 @@ impl Renderer {
                 _ => {}
             }
         }
+        // Metered before the HUD, whose text is not part of the scene.
+        if frame.meter && frame.mode.uses_exposure() {
+            self.meter.request(device, &mut encoder, target.texture(), frame.exposure_ev.exp2());
+        }
         self.hud.encode(&mut encoder, target);
         if let Some(px) = frame.pick_px {
             self.pick.request(&mut encoder, &self.id.0, px);
@@ -407,6 +426,7 @@ impl Renderer {
         }
         queue.submit([encoder.finish()]);
         self.pick.after_submit();
+        self.meter.after_submit();
         report
     }
 }
