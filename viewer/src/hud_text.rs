@@ -6,8 +6,7 @@ use kiln_formats::sections::TileNode;
 use crate::camera::Camera;
 use crate::exposure::Exposure;
 use crate::passes::hud::HudLine;
-use crate::renderer::tiles::TileMeta;
-use crate::renderer::FrameReport;
+use crate::renderer::{FrameReport, TileMeta};
 use crate::streaming::{StreamStats, TileKey};
 use crate::view_mode::ViewMode;
 

@@ -3,7 +3,8 @@
 //!
 //! The viewer reads packs only (through `kiln-formats`), never the baker. Its parts:
 //! - [`streaming`]: the streamer contract (`notes/viewer_interface.md`): LOD cut, residency, loads;
-//! - [`renderer`] and [`passes`]: GPU tiles and the passes (shadow, sky, terrain, bounds, HUD);
+//! - [`layers`]: one decoder and one layer per baked product (terrain);
+//! - [`renderer`] and [`passes`]: the frame framework and its shared passes (shadow, sky, bounds, HUD);
 //! - [`camera`]: the fly camera (Z up, reverse-Z projection);
 //! - [`exposure`]: manual and metered exposure;
 //! - [`session`]: the per-frame glue between streamer and renderer;
@@ -18,6 +19,7 @@ pub mod flypath;
 pub mod gpu;
 pub mod headless;
 pub mod hud_text;
+pub mod layers;
 pub mod passes;
 pub mod renderer;
 pub mod screenshot;

@@ -380,7 +380,7 @@ impl Running {
     /// The HUD; `picked` is `None` when nothing is being inspected, `Some(None)` over the sky.
     fn hud(&self, picked: Option<Option<TileKey>>) -> Vec<crate::passes::hud::HudLine> {
         let s = &self.session;
-        let cursor = picked.map(|p| (p, p.and_then(|k| s.streamer.tile_info(k)), p.and_then(|k| s.renderer.tile(k)).map(|t| t.meta)));
+        let cursor = picked.map(|p| (p, p.and_then(|k| s.streamer.tile_info(k)), p.and_then(|k| s.renderer.tile_meta(k))));
         hud_lines(&HudInfo {
             world_name: &s.streamer.manifest().world_name,
             adapter: &self.gpu.description,

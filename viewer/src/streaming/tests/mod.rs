@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::*;
+use crate::layers::terrain::decode::{TerrainData, INDEX_BYTES};
+use crate::layers::terrain::vertex::GPU_VERTEX_BYTES;
 use fixture::{bake, camera, key, TILE_GPU_BYTES};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -40,7 +42,7 @@ impl Gpu {
             assert!(self.tiles.remove(k).is_some(), "evicting {k}, which is not resident");
         }
         for t in &plan.uploads {
-            assert_eq!(t.vertices.len(), t.vertex_count as usize);
+            assert_eq!(t.products.len(), crate::layers::PRODUCTS.len(), "one entry per product");
             assert!(self.tiles.insert(t.key, t.gpu_bytes()).is_none(), "uploading {} twice", t.key);
         }
         let draw: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
@@ -381,11 +383,14 @@ fn skirts_are_drawn_as_the_pack_stores_them_once_per_side() {
     let pack_skirt_triangles = (mesh.indices.len() - mesh.main_index_count) / 3;
     assert!(pack_skirt_triangles > 0, "the fixture must have skirts for this test to mean anything");
     let job = loader::Job { key: k, path, content_hash: node.content_hash, bounds_min: node.bounds_min, bounds_max: node.bounds_max };
-    let tile = loader::load_tile(&job).unwrap();
+    let decoded = loader::load_tile(&job, &crate::layers::decoders()).unwrap();
+    let budget = decoded.gpu_bytes();
+    let data = decoded.products.into_iter().next().flatten().expect("terrain is the first product");
+    let tile = crate::layers::downcast::<TerrainData>(data, "terrain").unwrap();
 
     assert_eq!(tile.main_index_count as usize, mesh.main_index_count);
     assert_eq!(tile.indices.len(), mesh.indices.len(), "the pack's skirts are already double-sided: no copies added");
-    assert_eq!(tile.gpu_bytes(), tile.vertices.len() as u64 * DecodedTile::VERTEX_BYTES + mesh.indices.len() as u64 * DecodedTile::INDEX_BYTES);
+    assert_eq!(budget, tile.vertices.len() as u64 * GPU_VERTEX_BYTES + mesh.indices.len() as u64 * INDEX_BYTES, "skirts counted once against the budget");
     let corners = |idx: &[u32], at: &dyn Fn(u32) -> [f32; 3]| -> Vec<[[u32; 3]; 3]> {
         let mut t: Vec<_> = idx.chunks_exact(3).map(|t| oriented([0, 1, 2].map(|c| at(t[c]).map(f32::to_bits)))).collect();
         t.sort_unstable();
