@@ -9,10 +9,10 @@ use std::str::FromStr;
 /// Stops the exposure may reach either way: beyond them a view is all black or all white anyway.
 pub const EV_RANGE: (f32, f32) = (-8.0, 12.0);
 
-/// The log-average of the exposed scene luminance that automatic exposure aims for (the
-/// photographic "key"). Chosen so that the default overview of a sunlit world meters close to
-/// 0 EV, and automatic exposure only makes a difference where the view is dark or bright.
-pub const KEY: f32 = 0.12;
+/// The log-average of the exposed scene luminance that automatic exposure aims for: the
+/// photographic mid-grey key. Like any camera meter it darkens views brighter than grey (sunlit
+/// snow meters a stop or two below 0 EV) and brightens dark ones (a cave tunnel meters +3 to +4 EV).
+pub const KEY: f32 = 0.18;
 
 /// A change smaller than this many stops counts as converged (a still headless picture meters
 /// until its exposure moves less than this).

@@ -213,6 +213,7 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
                 break;
             }
         }
+        eprintln!("kiln-view: exposure auto {:+.2} EV", off.exposure.ev);
     }
     let t = Instant::now();
     let report = off.frame(o, &camera, 0.0, FrameReport::default(), true);

@@ -165,3 +165,41 @@ pub fn downcast<T: Decoded>(data: Box<dyn Decoded>, layer: &str) -> Result<Box<T
     let any: Box<dyn Any> = data;
     any.downcast::<T>().map_err(|_| format!("the {layer} layer was given another product's data"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streaming::DecodedTile;
+
+    /// A second product's data, as trees or water would bring.
+    struct Instances(u64);
+
+    impl Decoded for Instances {
+        fn gpu_bytes(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn the_budget_counts_every_product_of_a_tile() {
+        let terrain = terrain::TerrainData { vertices: Vec::new(), indices: vec![0; 6], main_index_count: 3 };
+        let tile = DecodedTile {
+            key: TileKey { level: 0, x: 0, y: 0 },
+            products: vec![Some(Box::new(terrain)), None, Some(Box::new(Instances(1000)))],
+            bounds_min: [0.0; 3],
+            bounds_max: [1.0; 3],
+            pack_bytes: 0,
+            inputs_hash: 0,
+            content_hash: 0,
+        };
+        assert_eq!(tile.gpu_bytes(), 6 * terrain::decode::INDEX_BYTES + 1000);
+    }
+
+    #[test]
+    fn a_layer_given_another_products_data_refuses_it() {
+        let data: Box<dyn Decoded> = Box::new(Instances(8));
+        let err = downcast::<terrain::TerrainData>(data, "terrain").map(|_| ()).unwrap_err();
+        assert!(err.contains("terrain layer"), "{err}");
+        assert_eq!(downcast::<Instances>(Box::new(Instances(8)), "trees").map(|d| d.0), Ok(8));
+    }
+}
