@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long)]
     pub stats: Option<PathBuf>,
     /// Exposure in stops added before tone mapping (e.g. 2 to look into caves), or `auto` to meter
-    /// it from the picture (keys [ and ] change it in the window, X toggles auto).
+    /// it from the picture (in the window the bracket keys change it and X toggles auto).
     #[arg(long, value_parser = parse_exposure, allow_hyphen_values = true, default_value = "0")]
     pub exposure: ExposureArg,
     /// GPU residency budget in MiB.

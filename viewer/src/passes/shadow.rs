@@ -4,7 +4,7 @@
 //!
 //! There are two maps. The terrain samples the *front* one, through the projection it was drawn
 //! with; a redraw goes into the *back* one, possibly over several frames (a triangle budget per
-//! frame, [`ShadowPass::frame`]), and the maps swap when it is finished. A redraw of every caster
+//! frame, [`ShadowPass::encode`]), and the maps swap when it is finished. A redraw of every caster
 //! in one frame is what made the H200 flight's slowest frames: in its opening stretch the view
 //! holds 3 M triangles and a full redraw added 4.4 ms to a 4.8 ms main pass. Spread, no frame pays
 //! more than its share, and the picture never shows a half-drawn map. The cost is latency: the
@@ -95,7 +95,7 @@ struct Map {
     contents: Option<([[f32; 4]; 4], MapContents)>,
 }
 
-/// What [`ShadowPass::frame`] did.
+/// What [`ShadowPass::encode`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShadowWork {
     /// A shadow pass ran.
