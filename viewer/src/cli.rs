@@ -7,6 +7,7 @@ use clap::Parser;
 
 use crate::camera::CameraPose;
 use crate::error::ViewerError;
+use crate::exposure::ExposureArg;
 use crate::headless::{self, HeadlessOptions};
 use crate::streaming::{StreamConfig, TileKey};
 use crate::view_mode::ViewMode;
@@ -41,6 +42,10 @@ pub struct Args {
     /// with --fly frame-time percentiles, per-phase times, the slowest frames and streaming totals.
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// Exposure in stops added before tone mapping (e.g. 2 to look into caves), or `auto` to meter
+    /// it from the picture (in the window the bracket keys change it and X toggles auto).
+    #[arg(long, value_parser = parse_exposure, allow_hyphen_values = true, default_value = "0")]
+    pub exposure: ExposureArg,
     /// GPU residency budget in MiB.
     #[arg(long, default_value_t = 512)]
     pub budget_mb: u64,
@@ -62,6 +67,10 @@ pub struct Args {
     /// Draw wireframes from edge lists even where polygon-mode line is available (tests the fallback).
     #[arg(long, hide = true)]
     pub edge_wireframe: bool,
+}
+
+fn parse_exposure(s: &str) -> Result<ExposureArg, String> {
+    s.parse()
 }
 
 fn parse_pose(s: &str) -> Result<CameraPose, String> {
@@ -132,6 +141,7 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             hud: args.hud,
             timeout: Duration::from_secs_f64(args.timeout_s),
             edge_wireframe: args.edge_wireframe,
+            exposure: args.exposure,
             launched,
         })
     } else {
@@ -144,6 +154,7 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             withhold: args.withhold,
             frames: args.frames,
             edge_wireframe: args.edge_wireframe,
+            exposure: args.exposure,
         })
     }
 }
@@ -166,6 +177,9 @@ mod tests {
         assert_eq!(a.withhold, vec![TileKey { level: 0, x: 1, y: 2 }, TileKey { level: 1, x: 0, y: 0 }]);
         assert!(a.check().is_ok());
         assert_eq!(a.stream_config().unwrap().budget_bytes, 512 << 20);
+        assert_eq!(a.exposure, ExposureArg::Stops(0.0));
+        assert_eq!(parse(&["w", "--exposure", "-1.5"]).unwrap().exposure, ExposureArg::Stops(-1.5));
+        assert_eq!(parse(&["w", "--exposure", "auto"]).unwrap().exposure, ExposureArg::Auto);
     }
 
     #[test]
@@ -175,6 +189,7 @@ mod tests {
         assert!(parse(&["w", "--camera", "1,2,3"]).is_err());
         assert!(parse(&["w", "--withhold", "1,2"]).is_err());
         assert!(parse(&["w", "--mode", "shiny"]).is_err());
+        assert!(parse(&["w", "--exposure", "bright"]).is_err());
         assert!(parse(&["w", "--stats", "s.json"]).unwrap().check().is_err());
         assert!(parse(&["w", "--screenshot", "a.png"]).unwrap().check().is_err());
         assert!(parse(&["w", "--headless", "--frames", "3", "--screenshot", "a.png"]).unwrap().check().is_err());

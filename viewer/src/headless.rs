@@ -8,6 +8,7 @@ use glam::Vec3;
 
 use crate::camera::{Camera, CameraPose};
 use crate::error::ViewerError;
+use crate::exposure::{Exposure, ExposureArg, CONVERGED_EV};
 use crate::flypath::{self, FlyStats, FrameRecord, StartupTimes, StillStats};
 use crate::gpu::Gpu;
 use crate::hud_text::{hud_lines, HudInfo};
@@ -36,6 +37,7 @@ pub struct HeadlessOptions {
     /// Longest wait for a still view to finish streaming.
     pub timeout: Duration,
     pub edge_wireframe: bool,
+    pub exposure: ExposureArg,
     /// When the process started (`--stats` reports start-up milestones from it).
     pub launched: Instant,
 }
@@ -49,7 +51,15 @@ struct Offscreen {
     target: wgpu::Texture,
     view: wgpu::TextureView,
     startup: StartupTimes,
+    exposure: Exposure,
 }
+
+/// Most frames a still picture meters before it is taken with automatic exposure; a view converges
+/// in a few (the tone curve is undone exactly, so only clipped and quantised pixels need a second).
+const METER_FRAMES: usize = 12;
+/// How far a `--fly` frame moves the automatic exposure toward its metering: a camera's adaptation
+/// over a few frames, not a flicker from one to the next.
+const FLY_ADAPT_RATE: f32 = 0.25;
 
 fn since(launched: Instant) -> f64 {
     launched.elapsed().as_secs_f64() * 1e3
@@ -68,7 +78,8 @@ impl Offscreen {
     /// Draws one frame; `still` for a still picture (shadows of exactly this view, not a redraw spread over frames).
     fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport, still: bool) -> FrameReport {
         let hud = if o.hud { self.hud(o, camera, frame_ms, last) } else { Vec::new() };
-        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None, still };
+        let e = self.exposure;
+        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None, still, exposure_ev: e.ev, meter: e.auto };
         self.session.render(&self.gpu, &self.view, &desc)
     }
 
@@ -85,6 +96,7 @@ impl Offscreen {
             drawn: last,
             camera,
             speed: 0.0,
+            exposure: self.exposure,
             cursor: None,
             last_error: self.session.last_error.as_deref(),
             error_count: self.session.error_count,
@@ -126,7 +138,8 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     let target = offscreen_target(&gpu.device, FORMAT, o.size);
     let view = target.create_view(&wgpu::TextureViewDescriptor::default());
     startup.renderer_ms = since(o.launched);
-    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view, startup };
+    let exposure = Exposure::new(o.exposure);
+    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view, startup, exposure };
     match path {
         Some(points) => fly(&mut off, o, &points)?,
         None => {
@@ -189,6 +202,19 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
             off.session.streamer.wait_idle(left);
         }
     }
+    if off.exposure.auto && o.mode.uses_exposure() {
+        // Deterministic for a still view: the same frames are metered every run, until the
+        // exposure stops moving, and the picture is then drawn with the settled value.
+        for _ in 0..METER_FRAMES {
+            off.frame(o, &camera, 0.0, FrameReport::default(), true);
+            off.gpu.wait_idle()?;
+            let Some(m) = off.session.renderer.metered() else { break };
+            if off.exposure.adapt(m, 1.0) < CONVERGED_EV {
+                break;
+            }
+        }
+        eprintln!("kiln-view: exposure auto {:+.2} EV", off.exposure.ev);
+    }
     let t = Instant::now();
     let report = off.frame(o, &camera, 0.0, FrameReport::default(), true);
     off.gpu.wait_idle()?;
@@ -225,6 +251,9 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         let total_ms = (end - start).as_secs_f64() * 1e3;
         ms.push(total_ms);
         off.note_complete(o, last);
+        if let Some(m) = off.session.renderer.metered() {
+            off.exposure.adapt(m, FLY_ADAPT_RATE);
+        }
         // Read after the frame's timing stopped: the readback waits on the GPU itself.
         let gpu = off.session.renderer.pass_times(&off.gpu)?.unwrap_or_default();
         records.push(FrameRecord {

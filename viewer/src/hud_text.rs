@@ -4,9 +4,9 @@
 use kiln_formats::sections::TileNode;
 
 use crate::camera::Camera;
+use crate::exposure::Exposure;
 use crate::passes::hud::HudLine;
-use crate::renderer::tiles::TileMeta;
-use crate::renderer::FrameReport;
+use crate::renderer::{FrameReport, TileMeta};
 use crate::streaming::{StreamStats, TileKey};
 use crate::view_mode::ViewMode;
 
@@ -23,6 +23,7 @@ pub struct HudInfo<'a> {
     pub drawn: FrameReport,
     pub camera: &'a Camera,
     pub speed: f32,
+    pub exposure: Exposure,
     /// The tile under the cursor (`Some(None)`: sky), with its manifest node and GPU metadata.
     pub cursor: Option<(Option<TileKey>, Option<&'a TileNode>, Option<TileMeta>)>,
     pub last_error: Option<&'a str>,
@@ -85,6 +86,7 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         s.tiles_streamed,
         mib(s.bytes_uploaded)
     )));
+    v.push(HudLine::info(i.exposure.label()));
     let p = i.camera.pose();
     v.push(HudLine::info(format!(
         "camera {:.1},{:.1},{:.1}  yaw {:.0}  pitch {:.0}  speed {:.1}/s",
@@ -109,7 +111,7 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         }
     }
     if i.keys_help {
-        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-7 mode  V vsync  H hud  F12 shot"));
+        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-7 mode  V vsync  H hud  F12 shot  [ ] exposure  X auto"));
     }
     if i.drawn.missing > 0 {
         v.push(HudLine::alert(format!("{} drawn tiles were not resident", i.drawn.missing)));
@@ -142,6 +144,7 @@ mod tests {
             drawn: FrameReport { drawn_tiles: 3, drawn_triangles: 12_345, culled: 2, ..Default::default() },
             camera,
             speed: 5.0,
+            exposure: Exposure { auto: false, ev: 2.0, compensation: 0.0 },
             cursor: Some((Some(TileKey { level: 1, x: 2, y: 3 }), node, None)),
             last_error: Some("tiles/L0_0_0.kpack: checksum mismatch"),
             error_count: 1,
@@ -173,7 +176,8 @@ mod tests {
         assert!(text.contains("visible 3") && text.contains("building 1") && text.contains("resident 3.0 MiB"), "{text}");
         assert!(text.contains("cursor: L1 (2,3)  pack 2.0 MiB  777 verts  1234 tris"), "{text}");
         assert!(text.contains("content 0000000000abcdef"), "{text}");
-        assert!(text.contains("F12 shot"), "{text}");
+        assert!(text.contains("F12 shot") && text.contains("[ ] exposure"), "{text}");
+        assert!(text.contains("exposure +2.0 EV"), "{text}");
         let last = lines.last().unwrap();
         assert!(last.text.contains("checksum mismatch") && last.color != lines[0].color, "errors stand out");
         assert!(lines.iter().all(|l| l.text.is_ascii()), "the bitmap font is ASCII only");

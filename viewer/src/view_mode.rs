@@ -41,6 +41,17 @@ impl ViewMode {
         }
     }
 
+    /// Whether the sun's shadow map is drawn and sampled in this mode.
+    pub fn shadowed(self) -> bool {
+        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe)
+    }
+
+    /// Whether the exposure ([`crate::exposure`]) changes what this mode shows: the modes that
+    /// tone-map radiance. The others show data (AO, normals, levels) as they are.
+    pub fn uses_exposure(self) -> bool {
+        matches!(self, ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe)
+    }
+
     /// The name used on the command line and in the HUD.
     pub fn name(self) -> &'static str {
         match self {

@@ -1,7 +1,8 @@
 //! The interactive viewer: a winit 0.30 window, the fly camera, keys, the HUD and screenshots.
 //!
 //! Keys: WASD move, Q/E down/up, Shift ×4, wheel changes speed, right mouse button (held) or Tab
-//! (toggle capture) looks around, 1–7 view modes, V vsync, H HUD, F12 screenshot (PNG in the
+//! (toggle capture) looks around, 1–7 view modes, V vsync, H HUD, [ ] (or - +) exposure, X automatic
+//! exposure, F12 screenshot (PNG in the
 //! current directory), Esc releases the cursor or quits.
 
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use winit::window::{CursorGrabMode, Window, WindowId};
 
 use crate::camera::{Camera, CameraPose, FlyController, Move};
 use crate::error::ViewerError;
+use crate::exposure::{Exposure, ExposureArg};
 use crate::gpu::Gpu;
 use crate::hud_text::{hud_lines, HudInfo};
 use crate::renderer::{FrameDesc, FrameReport, Renderer};
@@ -37,7 +39,14 @@ pub struct WindowOptions {
     /// Exit after this many frames (tests, benchmarks).
     pub frames: Option<u64>,
     pub edge_wireframe: bool,
+    pub exposure: ExposureArg,
 }
+
+/// Stops per exposure key press.
+const EXPOSURE_STEP: f32 = 0.5;
+/// How far one metering moves automatic exposure toward its target: it settles over a few dozen
+/// frames, like an eye adapting, instead of pumping with every small change of view.
+const ADAPT_RATE: f32 = 0.15;
 
 /// Opens the window and runs until it is closed (or `frames` have been presented).
 pub fn run(o: WindowOptions) -> Result<(), ViewerError> {
@@ -87,6 +96,7 @@ struct Running {
     max_frames: Option<u64>,
     screenshot: bool,
     screenshots_taken: u32,
+    exposure: Exposure,
 }
 
 impl App {
@@ -192,6 +202,11 @@ impl Running {
             config.format = *f;
         }
         config.present_mode = wgpu::PresentMode::Fifo;
+        // Automatic exposure reads a few rows of the finished frame back; without copies from the
+        // swap chain it has nothing to meter and the exposure stays where it is.
+        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+            config.usage |= wgpu::TextureUsages::COPY_SRC;
+        }
         surface.configure(&gpu.device, &config);
         let renderer = Renderer::new(&gpu, config.format, [config.width, config.height], world, o.mode, o.edge_wireframe);
         let camera = match o.camera {
@@ -221,6 +236,7 @@ impl Running {
             max_frames: o.frames,
             screenshot: false,
             screenshots_taken: 0,
+            exposure: Exposure::new(o.exposure),
         })
     }
 
@@ -270,6 +286,9 @@ impl Running {
             KeyCode::KeyV => self.set_vsync(!self.vsync),
             KeyCode::KeyH => self.show_hud = !self.show_hud,
             KeyCode::F12 => self.screenshot = true,
+            KeyCode::BracketRight | KeyCode::Equal | KeyCode::NumpadAdd => self.exposure.step(EXPOSURE_STEP),
+            KeyCode::BracketLeft | KeyCode::Minus | KeyCode::NumpadSubtract => self.exposure.step(-EXPOSURE_STEP),
+            KeyCode::KeyX => self.exposure.toggle_auto(),
             KeyCode::Tab => self.set_captured(!self.captured),
             KeyCode::Escape if self.captured => self.set_captured(false),
             KeyCode::Escape => event_loop.exit(),
@@ -322,13 +341,17 @@ impl Running {
         // Collect the tile id read back last frame (never waits).
         let _ = self.gpu.device.poll(wgpu::PollType::Poll);
         let inspecting = self.cursor.is_some() || self.captured;
+        if let Some(m) = self.session.renderer.metered() {
+            self.exposure.adapt(m, ADAPT_RATE);
+        }
         let picked = if inspecting { self.session.renderer.picked().flatten() } else { None };
         let hud = if self.show_hud { self.hud(inspecting.then_some(picked)) } else { Vec::new() };
         let pick_px = self.cursor.filter(|c| !self.captured && c[0] >= 0.0 && c[1] >= 0.0).map(|c| [c[0] as u32, c[1] as u32]);
         // Captured: the tile at the screen centre (where the camera looks) is the one inspected.
         let pick_px = if self.captured { Some([size[0] / 2, size[1] / 2]) } else { pick_px };
         let camera = self.camera;
-        let desc = FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px, still: false };
+        let e = self.exposure;
+        let desc = FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px, still: false, exposure_ev: e.ev, meter: e.auto };
 
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
@@ -357,7 +380,7 @@ impl Running {
     /// The HUD; `picked` is `None` when nothing is being inspected, `Some(None)` over the sky.
     fn hud(&self, picked: Option<Option<TileKey>>) -> Vec<crate::passes::hud::HudLine> {
         let s = &self.session;
-        let cursor = picked.map(|p| (p, p.and_then(|k| s.streamer.tile_info(k)), p.and_then(|k| s.renderer.tile(k)).map(|t| t.meta)));
+        let cursor = picked.map(|p| (p, p.and_then(|k| s.streamer.tile_info(k)), p.and_then(|k| s.renderer.tile_meta(k))));
         hud_lines(&HudInfo {
             world_name: &s.streamer.manifest().world_name,
             adapter: &self.gpu.description,
@@ -369,6 +392,7 @@ impl Running {
             drawn: self.last_report,
             camera: &self.camera,
             speed: self.controller.speed,
+            exposure: self.exposure,
             cursor,
             last_error: s.last_error.as_deref(),
             error_count: s.error_count,
@@ -383,7 +407,7 @@ impl Running {
         let target = offscreen_target(&self.gpu.device, self.config.format, size);
         let view = target.create_view(&wgpu::TextureViewDescriptor::default());
         // A picture to keep: its shadows must be those of this view, not a redraw still under way.
-        self.session.render(&self.gpu, &view, &FrameDesc { still: true, ..*desc });
+        self.session.render(&self.gpu, &view, &FrameDesc { still: true, meter: false, ..*desc });
         let img = read_rgba(&self.gpu, &target)?;
         let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         self.screenshots_taken += 1;

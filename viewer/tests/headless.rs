@@ -5,6 +5,7 @@ mod support;
 
 use glam::Vec3;
 use kiln_view::camera::CameraPose;
+use kiln_view::renderer::meter::{aces_inverse, srgb_to_linear};
 use kiln_view::view_mode::lod_color;
 use support::*;
 
@@ -243,4 +244,64 @@ fn still_stats_report_the_first_complete_frame_before_the_final_one() {
     // The capture itself is the final picture: identical to a run without --stats.
     let plain = render("still-stats-plain", pose, &FINE);
     assert!(shot.unwrap() == plain, "--stats must not change the screenshot");
+}
+
+/// Light before the tone curve (scene luminance × exposure) of an sRGB pixel: the curve and the
+/// sRGB encoding undone.
+fn exposed_luminance(p: &image::Rgba<u8>) -> f32 {
+    let [r, g, b] = [p[0], p[1], p[2]].map(|v| aces_inverse(srgb_to_linear(v)));
+    0.2126 * r + 0.7152 * g + 0.0722 * b
+}
+
+fn mean_luminance(img: &image::RgbaImage) -> f32 {
+    img.pixels().map(exposed_luminance).sum::<f32>() / (img.width() * img.height()) as f32
+}
+
+/// Looking straight down from 3 units at flat ground in the plateau's shadow: lit by the sky alone,
+/// a dark view.
+fn shadowed_ground() -> CameraPose {
+    let (px, py) = WORLD.plateau();
+    let (x, y) = (px + 9.9, py - 9.9);
+    CameraPose { position: Vec3::new(x, y, WORLD.height(x, y) + 3.0), yaw_deg: 90.0, pitch_deg: -90.0 }
+}
+
+#[test]
+fn two_stops_of_exposure_are_four_times_the_light_before_tone_mapping() {
+    let pose = shadowed_ground();
+    let base = render("ev0", pose, &[]);
+    let bright = render("ev2", pose, &["--exposure", "2"]);
+    // Pixel by pixel, leaving out those too dark to measure in 8 bits and those clipped at white.
+    let mut ratios: Vec<f32> = base
+        .pixels()
+        .zip(bright.pixels())
+        .filter(|(a, b)| a[1] >= 24 && b.0[..3].iter().all(|&c| c < 250))
+        .map(|(a, b)| exposed_luminance(b) / exposed_luminance(a))
+        .collect();
+    assert!(ratios.len() > (SIZE[0] * SIZE[1] / 2) as usize, "too few pixels to compare: {}", ratios.len());
+    ratios.sort_by(f32::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    assert!((3.6..4.4).contains(&median), "2 EV must be 4x the light, got {median}");
+    let (b, e) = (mean_rgb(&base, glam::Vec2::new(128.0, 128.0), 100), mean_rgb(&bright, glam::Vec2::new(128.0, 128.0), 100));
+    assert!(e[1] > b[1] * 1.5, "the picture must look brighter: {b:?} -> {e:?}");
+}
+
+#[test]
+fn auto_exposure_brightens_a_dark_view_deterministically() {
+    let pose = shadowed_ground();
+    let base = render("auto-base", pose, &[]);
+    let (out, auto) = headless(world(), "auto-a", SIZE, pose, &["--exposure", "auto"]);
+    assert_ok(&out);
+    let auto = auto.expect("the screenshot must exist");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ev: f32 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("kiln-view: exposure auto ")?.strip_suffix(" EV")?.parse().ok())
+        .unwrap_or_else(|| panic!("the metered exposure is reported: {err}"));
+    assert!(ev > 0.5, "a sky-lit view is darker than mid-grey and is brightened: {ev} EV");
+    // Metered to the key: the log-average of the exposed light is mid-grey, within the 8-bit error.
+    let log_avg = (auto.pixels().map(|p| exposed_luminance(p).max(1e-4).ln()).sum::<f32>() / (SIZE[0] * SIZE[1]) as f32).exp();
+    assert!((log_avg / kiln_view::exposure::KEY - 1.0).abs() < 0.15, "log-average {log_avg} vs key {}", kiln_view::exposure::KEY);
+    assert!(mean_luminance(&auto) > 1.3 * mean_luminance(&base));
+    let again = render("auto-b", pose, &["--exposure", "auto"]);
+    assert!(auto == again, "a still view must meter to the same exposure every run");
 }

@@ -1,12 +1,14 @@
-//! Render passes, one module each. The frame is:
+//! The framework's own passes and what they share with the layers ([`crate::layers`]). The frame is:
 //!
-//! 1. [`shadow`]: terrain depth from the sun into the shadow map (its own render pass);
-//! 2. the main pass, colour + tile id + depth (reverse-Z): [`terrain`] fill, [`sky`] where no
-//!    terrain was drawn, then the overlays of the wireframe and bounds modes;
+//! 1. [`shadow`]: every layer's casters, depth from the sun into the shadow map (its own render
+//!    pass; the framework schedules it, each layer records its casters);
+//! 2. the main pass, colour + tile id + depth (reverse-Z), phase by phase: the layers' opaque
+//!    surfaces, the [`sky`] where nothing was drawn, then the layers' transparent, volumetric and
+//!    overlay draws, with the [`bounds`] mode's boxes in the overlay phase;
 //! 3. [`hud`]: text over the finished colour (its own pass, no depth).
 //!
 //! Bind groups are shared: group 0 = frame uniforms, group 1 = per-tile uniforms (dynamic offset),
-//! group 2 = the shadow map and the material noise texture ([`noise`]) (terrain only, so the
+//! group 2 = the shadow map and the material noise texture ([`noise`]) (surfaces only, so the
 //! shadow pass can write the map).
 
 pub mod bounds;
@@ -15,27 +17,21 @@ pub mod hud;
 pub mod noise;
 pub mod shadow;
 pub mod sky;
-pub mod terrain;
 
-use crate::renderer::tiles::GpuTile;
 use crate::renderer::uniforms::{FrameUniforms, TileUniforms};
 
 /// Depth format of the main pass (reverse-Z, cleared to 0).
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Format of the tile-id attachment (`renderer::pick::encode`).
 pub const ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rg32Uint;
+/// Format of the shadow maps (layers build their caster pipelines for it).
+pub const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
-/// One tile to draw and the dynamic offset of its [`TileUniforms`].
-pub struct DrawItem<'a> {
-    pub tile: &'a GpuTile,
-    pub uniform_offset: u32,
-}
-
-/// The bind group layouts shared by the 3D passes.
+/// The bind group layouts shared by the 3D passes and the layers.
 pub struct Layouts {
     pub frame: wgpu::BindGroupLayout,
     pub tile: wgpu::BindGroupLayout,
-    /// Group 2 of the terrain pass: shadow map + comparison sampler, material noise + sampler.
+    /// Group 2 of surfaces: shadow map + comparison sampler, material noise + sampler.
     pub surface: wgpu::BindGroupLayout,
 }
 

@@ -1,26 +1,36 @@
-//! Shadow pass: the drawn tiles' depth from the sun into a square depth map, and the bind group
-//! through which the terrain pass samples it (with the material noise, [`super::noise`]).
+//! Shadow pass: the casting tiles of every layer, depth from the sun into a square depth map (each
+//! layer records its own casters, [`crate::layers::Phase::Shadow`]), and the bind group through
+//! which surfaces sample it (with the material noise, [`super::noise`]).
 //!
 //! There are two maps. The terrain samples the *front* one, through the projection it was drawn
 //! with; a redraw goes into the *back* one, possibly over several frames (a triangle budget per
-//! frame, [`ShadowPass::frame`]), and the maps swap when it is finished. A redraw of every caster
+//! frame, [`ShadowPass::encode`]), and the maps swap when it is finished. A redraw of every caster
 //! in one frame is what made the H200 flight's slowest frames: in its opening stretch the view
 //! holds 3 M triangles and a full redraw added 4.4 ms to a 4.8 ms main pass. Spread, no frame pays
 //! more than its share, and the picture never shows a half-drawn map. The cost is latency: the
 //! shadows shown may be a few frames older than the geometry (the map holds what was drawn when
 //! its redraw began, sampled through its own projection, so they stay where they belong).
 
-use super::{noise, shader, DrawItem, Layouts};
-use crate::renderer::tiles;
+use super::{noise, Layouts, SHADOW_FORMAT};
+use crate::layers::{Bindings, DrawItem, Layer, Phase};
 use crate::renderer::uniforms::FrameUniforms;
 use crate::streaming::TileKey;
+use crate::view_mode::ViewMode;
 
 /// Shadow map edge in texels on a GPU: 2048² × 4 B = 16 MiB, sharp with the view-fitted projection.
 pub const SHADOW_MAP_SIZE: u32 = 2048;
 /// On a CPU rasteriser (lavapipe, llvmpipe) the 2048² map alone takes about half of a lit frame;
 /// 1024² halves that frame time for softer shadow edges.
 pub const SHADOW_MAP_SIZE_CPU: u32 = 1024;
-const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// One tile of one layer that casts into the map: the layer's index in [`crate::layers::PRODUCTS`],
+/// the tile, and its triangles (the redraw's budget counts them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caster {
+    pub layer: usize,
+    pub key: TileKey,
+    pub triangles: u64,
+}
 
 /// What a shadow map holds: the light projection and the casters' keys. The sun does not move
 /// and a tile's geometry never changes under its key, so while both are unchanged the map is still
@@ -29,12 +39,12 @@ const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 struct MapContents {
     /// Bit patterns, not floats: any change of the projection counts.
     proj: [u32; 16],
-    /// Sorted.
-    casters: Vec<TileKey>,
+    /// Sorted (layer, tile) pairs.
+    casters: Vec<(usize, TileKey)>,
 }
 
 impl MapContents {
-    fn new(light_view_proj: &[[f32; 4]; 4], mut casters: Vec<TileKey>) -> Self {
+    fn new(light_view_proj: &[[f32; 4]; 4], mut casters: Vec<(usize, TileKey)>) -> Self {
         casters.sort_unstable();
         MapContents { proj: bytemuck::cast(*light_view_proj), casters }
     }
@@ -44,11 +54,11 @@ impl MapContents {
 /// drawn, and what the map will then hold.
 struct Redraw {
     map: usize,
-    casters: Vec<(TileKey, u64)>,
+    casters: Vec<Caster>,
     next: usize,
     contents: MapContents,
     /// Casters evicted before their turn came (not in the map).
-    skipped: Vec<TileKey>,
+    skipped: Vec<(usize, TileKey)>,
 }
 
 impl Redraw {
@@ -58,7 +68,7 @@ impl Redraw {
         let start = self.next;
         let mut triangles = 0u64;
         while self.next < self.casters.len() {
-            let t = self.casters[self.next].1;
+            let t = self.casters[self.next].triangles;
             if self.next > start && budget.is_some_and(|b| triangles + t > b) {
                 break;
             }
@@ -85,7 +95,7 @@ struct Map {
     contents: Option<([[f32; 4]; 4], MapContents)>,
 }
 
-/// What [`ShadowPass::frame`] did.
+/// What [`ShadowPass::encode`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShadowWork {
     /// A shadow pass ran.
@@ -96,11 +106,10 @@ pub struct ShadowWork {
     pub swapped: bool,
 }
 
-/// The two shadow maps, their pipeline and the redraw in progress.
+/// The two shadow maps and the redraw in progress (the casters' pipelines are their layers').
 pub struct ShadowPass {
     /// Map edge in texels.
     pub size: u32,
-    pipeline: wgpu::RenderPipeline,
     maps: [Map; 2],
     /// The map the terrain samples (one that has been completely drawn), if any.
     front: Option<usize>,
@@ -114,7 +123,7 @@ fn map(device: &wgpu::Device, layouts: &Layouts, size: u32, sampler: &wgpu::Samp
         mip_level_count: 1,
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
-        format: FORMAT,
+        format: SHADOW_FORMAT,
         usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
         view_formats: &[],
     });
@@ -134,8 +143,8 @@ fn map(device: &wgpu::Device, layouts: &Layouts, size: u32, sampler: &wgpu::Samp
 }
 
 impl ShadowPass {
-    /// Creates two `size`² maps, their sampler, the terrain's group 2 for each (with `noise`, the
-    /// material noise texture) and the depth-only pipeline.
+    /// Creates two `size`² maps, their sampler and the surfaces' group 2 for each (with `noise`, the
+    /// material noise texture).
     pub fn new(device: &wgpu::Device, layouts: &Layouts, size: u32, noise: &wgpu::TextureView) -> Self {
         // Linear filtering of a comparison sampler gives hardware 2×2 PCF on top of the shader's 3×3.
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
@@ -149,37 +158,7 @@ impl ShadowPass {
         });
         let noise_sampler = noise::sampler(device);
         let maps = [0, 1].map(|_| map(device, layouts, size, &sampler, noise, &noise_sampler));
-        let module = shader(device, "shadow", include_str!("../shaders/shadow.wgsl"));
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("shadow"),
-            bind_group_layouts: &[Some(&layouts.frame)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("shadow"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_shadow"),
-                compilation_options: Default::default(),
-                buffers: &[Some(tiles::vertex_layout())],
-            },
-            // Both faces: skirts and thin ridges must cast from either side.
-            primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::LessEqual),
-                stencil: wgpu::StencilState::default(),
-                // Slope-scaled bias handles grazing angles; the shader's normal offset does the rest.
-                bias: wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 },
-            }),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: None,
-            multiview_mask: None,
-            cache: None,
-        });
-        ShadowPass { size, pipeline, maps, front: None, redraw: None }
+        ShadowPass { size, maps, front: None, redraw: None }
     }
 
     /// The map the terrain samples: its group 2 and the projection to sample it through (`None`
@@ -194,8 +173,8 @@ impl ShadowPass {
     /// projection. When the sampled map holds something else, a redraw of them begins into the
     /// other map, unless one is under way: that one goes on (the next catches up), except for a
     /// `still` frame, which must show exactly the current casters and so starts over.
-    pub fn prepare(&mut self, queue: &wgpu::Queue, uniforms: &FrameUniforms, casters: &[DrawItem<'_>], still: bool) -> bool {
-        let wanted = MapContents::new(&uniforms.light_view_proj, casters.iter().map(|i| i.tile.key).collect());
+    pub fn prepare(&mut self, queue: &wgpu::Queue, uniforms: &FrameUniforms, casters: &[Caster], still: bool) -> bool {
+        let wanted = MapContents::new(&uniforms.light_view_proj, casters.iter().map(|c| (c.layer, c.key)).collect());
         if still && self.redraw.as_ref().is_some_and(|r| r.contents != wanted) {
             self.redraw = None;
         }
@@ -203,21 +182,31 @@ impl ShadowPass {
         if self.redraw.is_none() && front_contents != Some(&wanted) {
             let map = self.front.map_or(0, |i| 1 - i);
             queue.write_buffer(&self.maps[map].uniforms, 0, bytemuck::bytes_of(uniforms));
-            let list = casters.iter().map(|i| (i.tile.key, i.tile.index_count as u64 / 3)).collect();
-            self.redraw = Some(Redraw { map, casters: list, next: 0, contents: wanted, skipped: Vec::new() });
+            self.redraw = Some(Redraw { map, casters: casters.to_vec(), next: 0, contents: wanted, skipped: Vec::new() });
         }
         self.redraw.is_some()
     }
 
-    /// Draws the next part of the redraw under way (if any) from `tiles`: at least one caster and
-    /// at most `budget` triangles, or all that is left for `None` or while no map is complete yet;
-    /// swaps the maps when it is done. Tiles evicted mid-redraw are left out (the map's contents
-    /// then differ from any draw list, so it is drawn again).
-    pub fn encode(&mut self, encoder: &mut wgpu::CommandEncoder, tiles: &tiles::TileStore, budget: Option<u64>, timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>) -> ShadowWork {
+    /// Draws the next part of the redraw under way (if any), each caster by its layer: at least one
+    /// caster and at most `budget` triangles, or all that is left for `None` or while no map is
+    /// complete yet; swaps the maps when it is done. Tiles evicted mid-redraw are left out (the
+    /// map's contents then differ from any draw list, so it is drawn again). `tiles` is the tile
+    /// uniforms' group (casters do not read it; layers get it for the shape of [`Bindings`]).
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        layers: &[Box<dyn Layer>],
+        (mode, tiles): (ViewMode, &wgpu::BindGroup),
+        budget: Option<u64>,
+        timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
+    ) -> ShadowWork {
         let Some(redraw) = &mut self.redraw else { return ShadowWork::default() };
         let clear = redraw.next == 0;
         let range = redraw.take(if self.front.is_some() { budget } else { None });
         let m = &self.maps[redraw.map];
+        // The surfaces' group of the other map: never bound by a caster (it would be the map being
+        // drawn when no map is complete yet), passed only to fill `Bindings`.
+        let bindings = Bindings { frame: &m.uniform_group, tiles, surface: &self.maps[1 - redraw.map].sample_group };
         let mut work = ShadowWork { ran: true, ..Default::default() };
         {
             let load = if clear { wgpu::LoadOp::Clear(1.0) } else { wgpu::LoadOp::Load };
@@ -233,17 +222,20 @@ impl ShadowPass {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &m.uniform_group, &[]);
-            for &(key, _) in &redraw.casters[range] {
-                let Some(tile) = tiles.get(key) else {
-                    redraw.skipped.push(key);
-                    continue;
-                };
-                pass.set_vertex_buffer(0, tile.vertices.slice(..));
-                pass.set_index_buffer(tile.indices.slice(..), wgpu::IndexFormat::Uint32);
-                pass.draw_indexed(0..tile.index_count, 0, 0..1);
-                work.triangles += tile.index_count as u64 / 3;
+            // Runs of casters of one layer, each recorded by its layer in one call.
+            let mut batch: Vec<DrawItem> = Vec::new();
+            let casters = &redraw.casters[range];
+            for (i, c) in casters.iter().enumerate() {
+                if layers.get(c.layer).and_then(|l| l.extent(c.key)).is_none() {
+                    redraw.skipped.push((c.layer, c.key));
+                } else {
+                    batch.push(DrawItem { key: c.key, uniform_offset: 0 });
+                }
+                let run_ends = casters.get(i + 1).is_none_or(|n| n.layer != c.layer);
+                if run_ends && !batch.is_empty() {
+                    work.triangles += layers[c.layer].record(Phase::Shadow, mode, &mut pass, &bindings, &batch);
+                    batch.clear();
+                }
             }
         }
         if redraw.done() {
@@ -271,7 +263,7 @@ mod tests {
 
     #[test]
     fn contents_differ_only_when_casters_or_projection_change() {
-        let c = |p: &[[f32; 4]; 4], keys: &[u32]| MapContents::new(p, keys.iter().map(|&x| k(x)).collect());
+        let c = |p: &[[f32; 4]; 4], keys: &[u32]| MapContents::new(p, keys.iter().map(|&x| (0, k(x))).collect());
         assert_eq!(c(&ID, &[1, 2]), c(&ID, &[2, 1]), "the same casters in another order: the map is still right");
         assert_ne!(c(&ID, &[1, 2]), c(&ID, &[1]), "a caster left");
         assert_ne!(c(&ID, &[1]), c(&ID, &[1, 3]), "a caster arrived");
@@ -283,7 +275,7 @@ mod tests {
     fn redraw(triangles: &[u64]) -> Redraw {
         Redraw {
             map: 0,
-            casters: triangles.iter().enumerate().map(|(i, &t)| (k(i as u32), t)).collect(),
+            casters: triangles.iter().enumerate().map(|(i, &t)| Caster { layer: 0, key: k(i as u32), triangles: t }).collect(),
             next: 0,
             contents: MapContents::default(),
             skipped: Vec::new(),

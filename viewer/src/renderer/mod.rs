@@ -1,35 +1,38 @@
-//! The renderer: GPU tiles keyed by [`TileKey`], the frame's uniforms, and the passes in order.
+//! The renderer: the frame framework around the layers ([`crate::layers`]): it owns the targets,
+//! the frame's uniforms, the shared passes (shadow map, sky, bounds, HUD), culling, counting and
+//! GPU timing, and hands each layer its tiles' uploads and its draws phase by phase.
 //!
 //! Each frame the caller applies the streamer's plan ([`Renderer::apply`]: free `evict`, upload
-//! `uploads`), then renders exactly the plan's `draw` list into a colour target
-//! ([`Renderer::render`]). The renderer owns the depth and tile-id targets, sized with
-//! [`Renderer::resize`].
+//! `uploads`, each product's data to its layer), then renders exactly the plan's `draw` list into
+//! a colour target ([`Renderer::render`]). The renderer owns the depth and tile-id targets, sized
+//! with [`Renderer::resize`].
 
 pub mod culling;
 pub mod gpu_timer;
+pub mod meter;
 pub mod pick;
 pub mod shadow_fit;
-pub mod tiles;
 pub mod uniforms;
-pub mod vertex_cache;
+
+use std::collections::HashMap;
 
 use glam::{Mat4, Vec3};
 
 use crate::camera::Camera;
 use crate::error::ViewerError;
 use crate::gpu::Gpu;
+use crate::layers::{self, Bindings, DrawItem, Layer, LayerInit, Phase};
 use crate::passes::bounds::{BoundsPass, BoxLines};
 use crate::passes::hud::{HudLine, HudPass};
-use crate::passes::shadow::{ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
 use crate::passes::noise;
+use crate::passes::shadow::{Caster, ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
 use crate::passes::sky::SkyPass;
-use crate::passes::terrain::{TerrainPass, WireMethod};
-use crate::passes::{DrawItem, Layouts, DEPTH_FORMAT, ID_FORMAT};
+use crate::passes::{Layouts, DEPTH_FORMAT, ID_FORMAT};
 use crate::streaming::{DecodedTile, TileKey};
 use crate::view_mode::{lod_color, ViewMode};
 use gpu_timer::{GpuTimer, PassTimes, Span};
+use meter::Meter;
 use pick::PickReadback;
-use tiles::{GpuTile, TileStore};
 use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
 
 /// What the renderer needs to know about the world (from the manifest).
@@ -55,15 +58,36 @@ pub struct FrameDesc<'a> {
     /// A still picture: the shadow map must hold exactly this frame's casters. Otherwise its
     /// redraws may be spread over frames ([`crate::passes::shadow`]).
     pub still: bool,
+    /// Stops added to the base exposure before tone mapping ([`crate::exposure`]).
+    pub exposure_ev: f32,
+    /// Meter this frame for automatic exposure (result later through [`Renderer::metered`]).
+    pub meter: bool,
 }
 
-/// What a frame drew.
+/// What the HUD shows about a resident tile (from its pack, whatever products it holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileMeta {
+    pub pack_bytes: u64,
+    pub inputs_hash: u64,
+    pub content_hash: u64,
+}
+
+/// A resident tile as the framework keeps it: the manifest's bounds (the bounds mode draws them)
+/// and what the HUD shows.
+struct TileInfo {
+    bounds_min: [f32; 3],
+    bounds_max: [f32; 3],
+    meta: TileMeta,
+}
+
+/// What a frame drew, over every layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameReport {
-    /// Tiles drawn in the view (after frustum culling).
+    /// Tiles of which some layer drew something in the view (after frustum culling).
     pub drawn_tiles: usize,
+    /// Triangles drawn in the view, summed over the layers.
     pub drawn_triangles: u64,
-    /// Draw-list tiles outside the view frustum.
+    /// Draw-list tiles outside the view frustum (for every layer).
     pub culled: usize,
     /// Draw-list keys that were not resident (a streamer contract violation if non-zero).
     pub missing: usize,
@@ -96,14 +120,17 @@ pub struct Renderer {
     tile_capacity: usize,
     depth: wgpu::TextureView,
     id: (wgpu::Texture, wgpu::TextureView),
-    tiles: TileStore,
+    /// Resident tiles: uploaded to every layer that has data for them.
+    tiles: HashMap<TileKey, TileInfo>,
     layouts: Layouts,
     sky: SkyPass,
     shadow: ShadowPass,
-    terrain: TerrainPass,
+    /// One per product of [`layers::PRODUCTS`], in order.
+    layers: Vec<Box<dyn Layer>>,
     bounds: BoundsPass,
     hud: HudPass,
     pick: PickReadback,
+    meter: Meter,
     world: WorldInfo,
     lighting: Lighting,
     /// Per-pass GPU times, when asked for ([`Renderer::enable_gpu_timing`]).
@@ -170,19 +197,18 @@ impl Renderer {
         let tile_stride = (std::mem::size_of::<TileUniforms>() as u32).div_ceil(align) * align;
         let tile_capacity = 256;
         let (tile_buffer, tile_group) = tile_uniforms(device, &layouts, tile_stride, tile_capacity);
-        let wire = if gpu.polygon_line && !force_edge_wireframe { WireMethod::PolygonLine } else { WireMethod::EdgeList };
         let size = [size[0].max(1), size[1].max(1)];
         let (depth, id) = depth_and_id(device, size);
         let shadow_size = if gpu.is_cpu() { SHADOW_MAP_SIZE_CPU } else { SHADOW_MAP_SIZE };
         // The first frame's pipelines compile side by side: a driver compiles each on the calling
         // thread (cold, tens of milliseconds apiece on the H200's driver), and the noise texture is
         // CPU work that needs none of them.
-        let (sky, shadow, terrain) = std::thread::scope(|s| {
+        let (sky, shadow, layers) = std::thread::scope(|s| {
             let sky = s.spawn(|| SkyPass::new(device, &layouts, color_format));
             let shadow = s.spawn(|| ShadowPass::new(device, &layouts, shadow_size, &noise::create(device, &gpu.queue)));
-            let mut terrain = TerrainPass::new(device, &layouts, color_format, wire);
-            terrain.prepare(device, mode.shader_index(), mode == ViewMode::Wireframe);
-            (join(sky), join(shadow), terrain)
+            let init = LayerInit { device, layouts: &layouts, color: color_format, mode, polygon_line: gpu.polygon_line && !force_edge_wireframe };
+            let layers = layers::layers(&init);
+            (join(sky), join(shadow), layers)
         });
         Renderer {
             color_format,
@@ -195,13 +221,14 @@ impl Renderer {
             tile_capacity,
             depth,
             id,
-            tiles: TileStore::default(),
+            tiles: HashMap::new(),
             sky,
             shadow,
-            terrain,
+            layers,
             bounds: BoundsPass::new(&layouts, color_format),
             hud: HudPass::new(color_format),
             pick: PickReadback::new(device),
+            meter: Meter::default(),
             layouts,
             world,
             lighting: Lighting::default(),
@@ -230,35 +257,62 @@ impl Renderer {
         self.size
     }
 
-    /// How wireframes are drawn on this adapter.
-    pub fn wire_method(&self) -> WireMethod {
-        self.terrain.wire_method
-    }
-
     /// Recreates the depth and tile-id targets for a new size.
     pub fn resize(&mut self, device: &wgpu::Device, size: [u32; 2]) {
         self.size = [size[0].max(1), size[1].max(1)];
         (self.depth, self.id) = depth_and_id(device, self.size);
     }
 
-    /// Frees `evict`, then uploads `uploads`. Returns one message per tile refused as malformed;
-    /// the rest of the view is unaffected.
+    /// Frees `evict`, then uploads `uploads`, each product's data to its layer. Returns one
+    /// message per tile refused as malformed (by any layer: a tile is resident whole or not at
+    /// all); the rest of the view is unaffected.
     pub fn apply(&mut self, device: &wgpu::Device, uploads: Vec<DecodedTile>, evict: &[TileKey]) -> Vec<String> {
         for &k in evict {
-            self.tiles.evict(k);
+            self.evict(k);
         }
-        let edges = self.terrain.wire_method == WireMethod::EdgeList;
-        uploads.iter().filter_map(|t| self.tiles.upload(device, t, edges).err()).collect()
+        let mut refused = Vec::new();
+        for tile in uploads {
+            let key = tile.key;
+            let mut result = Ok(());
+            for (layer, data) in self.layers.iter_mut().zip(tile.products) {
+                if let Some(data) = data {
+                    result = result.and_then(|()| layer.upload(device, key, data));
+                }
+            }
+            match result {
+                Ok(()) => {
+                    let meta = TileMeta { pack_bytes: tile.pack_bytes, inputs_hash: tile.inputs_hash, content_hash: tile.content_hash };
+                    self.tiles.insert(key, TileInfo { bounds_min: tile.bounds_min, bounds_max: tile.bounds_max, meta });
+                }
+                Err(e) => {
+                    self.evict(key);
+                    refused.push(e);
+                }
+            }
+        }
+        refused
     }
 
-    /// The resident tile `key`.
-    pub fn tile(&self, key: TileKey) -> Option<&GpuTile> {
-        self.tiles.get(key)
+    fn evict(&mut self, key: TileKey) {
+        self.tiles.remove(&key);
+        for layer in &mut self.layers {
+            layer.evict(key);
+        }
+    }
+
+    /// What the HUD shows about the resident tile `key`.
+    pub fn tile_meta(&self, key: TileKey) -> Option<TileMeta> {
+        self.tiles.get(&key).map(|t| t.meta)
     }
 
     /// Resident tiles.
-    pub fn tiles(&self) -> &TileStore {
-        &self.tiles
+    pub fn resident_tiles(&self) -> usize {
+        self.tiles.len()
+    }
+
+    /// GPU bytes held by the resident tiles of every layer.
+    pub fn resident_bytes(&self) -> u64 {
+        self.layers.iter().map(|l| l.resident_bytes()).sum()
     }
 
     /// The latest tile-id readback (polls nothing: call after `device.poll`). `Some(None)` = sky.
@@ -267,7 +321,14 @@ impl Renderer {
         self.pick.latest
     }
 
-    fn frame_uniforms(&self, camera: &Camera, shadows: bool) -> FrameUniforms {
+    /// The newest exposure metering not returned before (polls nothing: call after
+    /// `device.poll`): the log-average luminance of a frame drawn with `meter` set, in units of the
+    /// base exposure ([`crate::exposure::Exposure::adapt`] takes it).
+    pub fn metered(&mut self) -> Option<f32> {
+        self.meter.take()
+    }
+
+    fn frame_uniforms(&self, camera: &Camera, shadows: bool, exposure_ev: f32) -> FrameUniforms {
         let aspect = self.size[0] as f32 / self.size[1] as f32;
         let view_proj = camera.view_proj(aspect);
         let (wmin, wmax) = (self.world.min, self.world.max);
@@ -281,7 +342,7 @@ impl Renderer {
             light_view_proj: if shadows { fit.light_view_proj } else { Mat4::IDENTITY }.to_cols_array_2d(),
             camera_pos: v4(camera.position, 1.0),
             sun_dir: v4(l.to_sun, fit.texel_world),
-            sun_color: v4(l.sun_color, l.exposure),
+            sun_color: v4(l.sun_color, l.exposure * exposure_ev.exp2()),
             sky_zenith: v4(l.sky_zenith, 1.0),
             sky_horizon: v4(l.sky_horizon, 1.0),
             ground: v4(l.ground, l.ambient),
@@ -298,12 +359,12 @@ impl Renderer {
     /// submits the work.
     pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
         let (device, queue) = (&gpu.device, &gpu.queue);
-        let lit = matches!(frame.mode, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe);
-        let mut uniforms = self.frame_uniforms(frame.camera, lit);
+        let lit = frame.mode.shadowed();
+        let mut uniforms = self.frame_uniforms(frame.camera, lit, frame.exposure_ev);
         let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
         let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
 
-        let resident: Vec<&GpuTile> = draw.iter().filter_map(|&k| self.tiles.get(k)).collect();
+        let resident: Vec<(TileKey, &TileInfo)> = draw.iter().filter_map(|&k| self.tiles.get(&k).map(|t| (k, t))).collect();
         let mut report = FrameReport { missing: draw.len() - resident.len(), ..Default::default() };
         if resident.len() > self.tile_capacity {
             self.tile_capacity = resident.len().next_power_of_two();
@@ -311,39 +372,45 @@ impl Renderer {
         }
         let stride = self.tile_stride as usize;
         let mut bytes = vec![0u8; stride * resident.len().max(1)];
-        let mut items = Vec::with_capacity(resident.len());
-        let mut casters = Vec::new();
+        // Per layer: the tiles it draws in the view, and those it casts into the shadow map.
+        let mut items: Vec<Vec<DrawItem>> = self.layers.iter().map(|_| Vec::with_capacity(resident.len())).collect();
+        let mut casters: Vec<Vec<Caster>> = self.layers.iter().map(|_| Vec::new()).collect();
         let mut boxes = Vec::new();
-        for (i, t) in resident.iter().enumerate() {
-            let highlight = frame.highlight == Some(t.key);
-            let c = lod_color(t.key.level);
-            let u = TileUniforms {
-                id: pick::encode(t.key),
-                level: t.key.level,
-                flags: if highlight { TILE_HIGHLIGHT } else { 0 },
-                color: [c[0], c[1], c[2], 1.0],
-            };
+        for (i, &(key, info)) in resident.iter().enumerate() {
+            let highlight = frame.highlight == Some(key);
+            let c = lod_color(key.level);
+            let u = TileUniforms { id: pick::encode(key), level: key.level, flags: if highlight { TILE_HIGHLIGHT } else { 0 }, color: [c[0], c[1], c[2], 1.0] };
             bytes[i * stride..][..std::mem::size_of::<TileUniforms>()].copy_from_slice(bytemuck::bytes_of(&u));
-            let (lo, hi) = (Vec3::from(t.bounds_min), Vec3::from(t.bounds_max));
-            let item = || DrawItem { tile: t, uniform_offset: (i * stride) as u32 };
-            if lit && culling::intersects(&light_planes, lo, hi) {
-                casters.push(item());
+            let item = DrawItem { key, uniform_offset: (i * stride) as u32 };
+            let mut visible = false;
+            for (l, layer) in self.layers.iter().enumerate() {
+                let Some(e) = layer.extent(key) else { continue };
+                if lit && culling::intersects(&light_planes, e.min, e.max) {
+                    casters[l].push(Caster { layer: l, key, triangles: e.triangles });
+                }
+                if culling::intersects(&view_planes, e.min, e.max) {
+                    items[l].push(item);
+                    report.drawn_triangles += e.triangles;
+                    visible = true;
+                }
             }
-            if culling::intersects(&view_planes, lo, hi) {
-                items.push(item());
-                report.drawn_triangles += t.index_count as u64 / 3;
-                boxes.push(BoxLines { min: t.bounds_min, max: t.bounds_max, level: t.key.level, highlight });
+            if visible {
+                report.drawn_tiles += 1;
+                boxes.push(BoxLines { min: info.bounds_min, max: info.bounds_max, level: key.level, highlight });
             } else {
                 report.culled += 1;
             }
         }
-        report.drawn_tiles = items.len();
+        // Layer by layer, so each layer records its casters in long runs.
+        let casters: Vec<Caster> = casters.concat();
         queue.write_buffer(&self.tile_buffer, 0, &bytes);
         if frame.mode == ViewMode::Bounds {
             self.bounds.prepare(device, queue, &boxes);
         }
         self.hud.prepare(device, queue, frame.hud, self.size);
-        self.terrain.prepare(device, frame.mode.shader_index(), frame.mode == ViewMode::Wireframe);
+        for layer in &mut self.layers {
+            layer.prepare(device, frame.mode);
+        }
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
         if let Some(t) = &mut self.timer {
@@ -352,7 +419,7 @@ impl Renderer {
         if lit && self.shadow.prepare(queue, &uniforms, &casters, frame.still) {
             let budget = SHADOW_FRAME_TRIANGLES.saturating_sub(report.drawn_triangles).max(SHADOW_MIN_TRIANGLES);
             let ts = self.timer.as_mut().map(|t| t.pass_writes(Span::Shadow));
-            let work = self.shadow.encode(&mut encoder, &self.tiles, (!frame.still).then_some(budget), ts);
+            let work = self.shadow.encode(&mut encoder, &self.layers, (frame.mode, &self.tile_group), (!frame.still).then_some(budget), ts);
             report.shadow_rendered = work.ran;
             report.shadow_triangles = work.triangles;
         }
@@ -387,16 +454,25 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            let groups = [&self.frame_group, &self.tile_group, shadow_group];
-            self.terrain.record_fill(&mut pass, frame.mode.shader_index(), groups, &items);
-            // Sky after the terrain, depth-tested at the far plane: only uncovered pixels pay for it.
-            // Before the overlays, which write no depth and would otherwise be painted over.
-            self.sky.record(&mut pass, &self.frame_group);
-            match frame.mode {
-                ViewMode::Wireframe => self.terrain.record_wire(&mut pass, groups, &items),
-                ViewMode::Bounds => self.bounds.record(&mut pass, &self.frame_group),
-                _ => {}
+            let bindings = Bindings { frame: &self.frame_group, tiles: &self.tile_group, surface: shadow_group };
+            for phase in Phase::MAIN {
+                // The sky after the opaque surfaces, depth-tested at the far plane: only uncovered
+                // pixels pay for it. Before the overlays, which write no depth and would otherwise
+                // be painted over.
+                if phase == Phase::Sky {
+                    self.sky.record(&mut pass, &self.frame_group);
+                }
+                for (layer, items) in self.layers.iter().zip(&items) {
+                    layer.record(phase, frame.mode, &mut pass, &bindings, items);
+                }
+                if phase == Phase::Overlay && frame.mode == ViewMode::Bounds {
+                    self.bounds.record(&mut pass, &self.frame_group);
+                }
             }
+        }
+        // Metered before the HUD, whose text is not part of the scene.
+        if frame.meter && frame.mode.uses_exposure() {
+            self.meter.request(device, &mut encoder, target.texture(), frame.exposure_ev.exp2());
         }
         self.hud.encode(&mut encoder, target);
         if let Some(px) = frame.pick_px {
@@ -407,6 +483,7 @@ impl Renderer {
         }
         queue.submit([encoder.finish()]);
         self.pick.after_submit();
+        self.meter.after_submit();
         report
     }
 }

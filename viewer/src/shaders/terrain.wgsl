@@ -152,7 +152,7 @@ fn lit_color(v: TerrainVary, n: vec3<f32>) -> vec3<f32> {
 
 @fragment
 fn fs_terrain(v: TerrainVary) -> SceneOut {
-    // Back faces are culled (skirts come with a reversed copy): only the side the normal belongs to
+    // Back faces are culled (the pack stores skirts with both windings): only the side the normal belongs to
     // is ever shaded here.
     let n = normalize(v.normal);
     var c: vec3<f32>;

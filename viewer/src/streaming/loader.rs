@@ -1,4 +1,5 @@
-//! Loader threads: read a tile pack, verify it, decode it into a [`DecodedTile`], off the render thread.
+//! Loader threads: read a tile pack, verify it, and run every product's decoder on it
+//! ([`crate::layers::Decoder`]) into a [`DecodedTile`], off the render thread.
 //!
 //! The queue is a shared priority list that the render thread replaces every frame (not a FIFO
 //! channel), so a tile the camera no longer wants is dropped before any thread spends time on it,
@@ -13,12 +14,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kiln_formats::sections::{PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance};
+use kiln_formats::sections::{PackInfo, PackKind};
 use kiln_formats::{FormatError, Pack};
 
 use super::{DecodedTile, TileKey};
-use crate::renderer::tiles::pack_vertices;
-use crate::renderer::vertex_cache;
+use crate::layers::Decoder;
 
 /// One tile to load, with what the manifest promises about it.
 #[derive(Clone, Debug)]
@@ -49,6 +49,8 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Every product's decoder, run on each pack in turn.
+    decoders: Arc<[Box<dyn Decoder>]>,
     /// Signalled when jobs arrive or on shutdown.
     work: Condvar,
     /// Signalled when a load finishes.
@@ -70,9 +72,9 @@ pub(crate) struct Loader {
 }
 
 impl Loader {
-    /// Starts `threads` loader threads.
-    pub(crate) fn spawn(threads: usize) -> std::io::Result<Self> {
-        let shared = Arc::new(Shared { state: Mutex::new(State::default()), work: Condvar::new(), finished: Condvar::new() });
+    /// Starts `threads` loader threads, decoding with `decoders`.
+    pub(crate) fn spawn(threads: usize, decoders: Arc<[Box<dyn Decoder>]>) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared { state: Mutex::new(State::default()), decoders, work: Condvar::new(), finished: Condvar::new() });
         let mut loader = Loader { shared, threads: Vec::with_capacity(threads) };
         for i in 0..threads {
             let shared = Arc::clone(&loader.shared);
@@ -190,7 +192,7 @@ fn run(shared: &Shared) {
         };
         // The decoder must not panic on bad bytes; if it ever does, the tile fails instead of
         // staying `busy` forever with its thread gone.
-        let result = catch_unwind(AssertUnwindSafe(|| load_tile(&job)))
+        let result = catch_unwind(AssertUnwindSafe(|| load_tile(&job, &shared.decoders)))
             .unwrap_or_else(|_| Err(format!("{}: the decoder panicked", job.path.display())));
         let mut state = shared.lock();
         state.busy.remove(&job.key);
@@ -200,70 +202,31 @@ fn run(shared: &Shared) {
     }
 }
 
-/// Reads, verifies and decodes one tile pack. The pack's layout is checked on open and each
-/// section's checksum as it is read; the whole file must also hash to the manifest's content hash,
-/// which catches a sound pack from another bake as well as damage in sections not read here.
-pub(crate) fn load_tile(job: &Job) -> Result<DecodedTile, String> {
+/// Reads, verifies and decodes one tile pack with every product's decoder. The pack's layout is
+/// checked on open and each section's checksum as it is read; the whole file must also hash to the
+/// manifest's content hash, which catches a sound pack from another bake as well as damage in
+/// sections no decoder reads.
+pub(crate) fn load_tile(job: &Job, decoders: &[Box<dyn Decoder>]) -> Result<DecodedTile, String> {
     let pack = Pack::open(&job.path).map_err(|e| e.to_string())?;
-    let at = |e: FormatError| format!("{}: {e}", job.path.display());
-    let info = pack.require::<PackInfo>().map_err(at)?;
+    let at = |e: String| format!("{}: {e}", job.path.display());
+    let info = pack.require::<PackInfo>().map_err(|e: FormatError| at(e.to_string()))?;
     let TileKey { level, x, y } = job.key;
     if info.kind != (PackKind::Tile { level, x, y }) {
-        return Err(format!("{}: the pack holds {:?}, not tile {}", job.path.display(), info.kind, job.key));
+        return Err(at(format!("the pack holds {:?}, not tile {}", info.kind, job.key)));
     }
-    let mesh = pack.require::<TerrainMesh>().map_err(at)?;
-    let vertex_count = mesh.positions.len();
-    let bad = |what: String| format!("{}: {what}", job.path.display());
-    if mesh.normals.len() != vertex_count {
-        return Err(bad(format!("{} normals for {vertex_count} vertices", mesh.normals.len())));
-    }
-    // Out-of-range indices would read garbage on the GPU; partial triangles would shift every
-    // triangle after them.
-    if mesh.indices.is_empty() || !mesh.indices.len().is_multiple_of(3) || !mesh.main_index_count.is_multiple_of(3) || mesh.main_index_count > mesh.indices.len() {
-        return Err(bad(format!("{} indices ({} main) are not whole triangles", mesh.indices.len(), mesh.main_index_count)));
-    }
-    if let Some(i) = mesh.indices.iter().copied().max().filter(|&i| i as usize >= vertex_count) {
-        return Err(bad(format!("index {i} out of range for {vertex_count} vertices")));
-    }
-    let ao: Vec<f32> = match pack.get::<VertexAo>().map_err(at)? {
-        Some(ao) if ao.0.len() == vertex_count => ao.0.iter().map(|&v| f32::from(v) / 255.0).collect(),
-        Some(ao) => return Err(bad(format!("{} ambient occlusion values for {vertex_count} vertices", ao.0.len()))),
-        // Without baked occlusion every vertex is fully open.
-        None => vec![1.0; vertex_count],
-    };
-    let irradiance = match pack.get::<VertexIrradiance>().map_err(at)? {
-        Some(v) if v.0.len() == vertex_count => Some(v.0),
-        Some(v) => return Err(bad(format!("{} irradiance values for {vertex_count} vertices", v.0.len()))),
-        None => None,
-    };
+    let products = decoders.iter().map(|d| d.decode(&pack, job.key)).collect::<Result<Vec<_>, _>>().map_err(at)?;
     let content_hash = xxhash_rust::xxh3::xxh3_64(pack.bytes());
     if content_hash != job.content_hash {
-        return Err(format!(
-            "{}: content hash {content_hash:016x} differs from the manifest's {:016x} (a pack from another bake, or damaged)",
-            job.path.display(),
+        return Err(at(format!(
+            "content hash {content_hash:016x} differs from the manifest's {:016x} (a pack from another bake, or damaged)",
             job.content_hash
-        ));
+        )));
     }
-    let main_index_count = u32::try_from(mesh.main_index_count).map_err(|_| format!("{}: too many indices", job.path.display()))?;
-    let mut vertices = pack_vertices(&mesh.positions, &mesh.normals, &ao, irradiance.as_deref());
-    let mut indices = mesh.indices;
-    // Ordered for the GPU's vertex reuse here, off the render thread (about 1 ms per 10k triangles).
-    // Surface and skirts separately: the skirts stay after `main_index_count`.
-    let (surface, skirts) = indices.split_at_mut(mesh.main_index_count);
-    vertex_cache::reorder_triangles(surface, vertices.len());
-    vertex_cache::reorder_triangles(skirts, vertices.len());
-    // The terrain pipeline culls back faces; skirts must show from both sides.
-    vertex_cache::double_side(&mut indices, mesh.main_index_count);
-    vertex_cache::reorder_vertices(&mut vertices, &mut indices);
-    let vertex_count = u32::try_from(vertices.len()).map_err(|_| format!("{}: too many vertices", job.path.display()))?;
     Ok(DecodedTile {
         key: job.key,
-        vertices,
-        indices,
-        main_index_count,
+        products,
         bounds_min: job.bounds_min,
         bounds_max: job.bounds_max,
-        vertex_count,
         pack_bytes: pack.bytes().len() as u64,
         inputs_hash: info.inputs_hash,
         content_hash,

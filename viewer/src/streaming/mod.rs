@@ -27,13 +27,14 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kiln_cache::residency::Residency;
 use kiln_formats::sections::{Manifest, PackInfo, PackKind, TileNode};
 use kiln_formats::{FormatError, Pack, PackFileError};
 
-use crate::renderer::tiles::TerrainVertex;
+use crate::layers::{self, Decoded, Decoder};
 use loader::{Job, Loader};
 use lod::{LodCamera, Quadtree};
 pub use lod::LOOKAHEAD_SECONDS;
@@ -60,24 +61,17 @@ impl fmt::Display for TileKey {
     }
 }
 
-/// A tile decoded on a loader thread, ready for GPU upload: the vertex streams are already
-/// interleaved into the GPU layout ([`TerrainVertex`]) and the indices checked against them there,
-/// so the render thread only copies bytes (packing 16 MB on the render thread cost a 1080p frame
-/// over 10 ms on an H200).
+/// A tile decoded on a loader thread, ready for GPU upload: each product's data from its decoder
+/// ([`crate::layers::Decoder`]), everything costly already done there, so that the render thread
+/// only copies bytes.
 pub struct DecodedTile {
     pub key: TileKey,
-    /// GPU vertices: position, normal, AO, baked irradiance (w = 0 where the pack has none).
-    pub vertices: Vec<TerrainVertex>,
-    /// Counter-clockwise seen from the air side; every index is below `vertices.len()`, and the
-    /// count is a non-zero multiple of three (checked by the loader).
-    pub indices: Vec<u32>,
-    /// Indices `[0, main_index_count)` are the surface; the rest are crack-hiding skirts, then a
-    /// reversed copy of them, so that they show from both sides under back-face culling.
-    pub main_index_count: u32,
+    /// One entry per product of [`crate::layers::PRODUCTS`], in order: its data, or `None` where
+    /// the pack holds none of that product.
+    pub products: Vec<Option<Box<dyn Decoded>>>,
     /// The manifest's bounds of the tile (skirts included).
     pub bounds_min: [f32; 3],
     pub bounds_max: [f32; 3],
-    pub vertex_count: u32,
     /// Size of the pack file.
     pub pack_bytes: u64,
     /// The pack's `PackInfo::inputs_hash`.
@@ -87,15 +81,9 @@ pub struct DecodedTile {
 }
 
 impl DecodedTile {
-    /// GPU bytes per vertex as the renderer lays them out ([`TerrainVertex`]), so `--budget-mb`
-    /// counts real GPU memory.
-    pub const VERTEX_BYTES: u64 = crate::renderer::tiles::GPU_VERTEX_BYTES;
-    /// GPU bytes per index (u32).
-    pub const INDEX_BYTES: u64 = 4;
-
-    /// Vertex plus index buffer bytes once uploaded: what counts against the budget.
+    /// GPU bytes once uploaded, summed over its products: what counts against the budget.
     pub fn gpu_bytes(&self) -> u64 {
-        self.vertices.len() as u64 * Self::VERTEX_BYTES + self.indices.len() as u64 * Self::INDEX_BYTES
+        self.products.iter().flatten().map(|d| d.gpu_bytes()).sum()
     }
 }
 
@@ -103,8 +91,7 @@ impl fmt::Debug for DecodedTile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DecodedTile")
             .field("key", &self.key)
-            .field("vertex_count", &self.vertex_count)
-            .field("indices", &self.indices.len())
+            .field("products", &self.products.iter().filter(|p| p.is_some()).count())
             .field("gpu_bytes", &self.gpu_bytes())
             .finish_non_exhaustive()
     }
@@ -126,7 +113,7 @@ pub struct CameraView {
 /// Streaming settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StreamConfig {
-    /// GPU bytes the resident tiles may occupy (see [`DecodedTile::gpu_bytes`]).
+    /// GPU bytes the resident tiles of every layer may occupy (see [`DecodedTile::gpu_bytes`]).
     pub budget_bytes: u64,
     /// Largest screen-space error (pixels) accepted before refining a tile.
     pub max_error_px: f32,
@@ -251,6 +238,8 @@ pub struct Streamer {
     known_bytes: BTreeMap<TileKey, u64>,
     /// Resident tiles to free with the next plan (withheld after upload).
     evict_next: Vec<TileKey>,
+    /// The products' decoders (shared with the loader threads).
+    decoders: Arc<[Box<dyn Decoder>]>,
     stats: StreamStats,
 }
 
@@ -272,7 +261,8 @@ impl Streamer {
         }
         let manifest = pack.require::<Manifest>().map_err(section)?;
         let tree = Quadtree::new(manifest).map_err(|reason| StreamError::BadQuadtree { path: path.clone(), reason })?;
-        let loader = Loader::spawn(config.loader_threads).map_err(StreamError::Spawn)?;
+        let decoders: Arc<[Box<dyn Decoder>]> = layers::decoders().into();
+        let loader = Loader::spawn(config.loader_threads, Arc::clone(&decoders)).map_err(StreamError::Spawn)?;
         let residency = Residency::new(config.budget_bytes).with_frame_upload_budget(config.max_upload_bytes_per_frame);
         Ok(Streamer {
             bake_dir: bake_dir.to_owned(),
@@ -285,6 +275,7 @@ impl Streamer {
             withheld: BTreeSet::new(),
             known_bytes: BTreeMap::new(),
             evict_next: Vec::new(),
+            decoders,
             stats: StreamStats { budget_bytes: config.budget_bytes, ..StreamStats::default() },
         })
     }
@@ -461,15 +452,13 @@ impl Streamer {
         self.loader.set_queue(jobs);
     }
 
-    /// GPU bytes of a tile: exact once decoded, otherwise from the manifest's counts (skirts not
-    /// counted there, so a slight underestimate that the residency's budget check catches).
+    /// GPU bytes of a tile over all products: exact once decoded, otherwise each decoder's
+    /// estimate from the manifest's record.
     fn estimate_bytes(&self, key: TileKey) -> u64 {
         if let Some(&b) = self.known_bytes.get(&key) {
             return b;
         }
-        self.tree.node(key).map_or(0, |n| {
-            u64::from(n.vertex_count) * DecodedTile::VERTEX_BYTES + 3 * u64::from(n.triangle_count) * DecodedTile::INDEX_BYTES
-        })
+        self.tree.node(key).map_or(0, |n| self.decoders.iter().map(|d| d.estimate_bytes(n)).sum())
     }
 
     /// `key` itself if resident, else its nearest resident ancestor.

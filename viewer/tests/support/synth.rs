@@ -106,7 +106,8 @@ impl Synth {
         for k in 0..ring.len() as u32 {
             let k1 = (k + 1) % ring.len() as u32;
             let (a, b, c, d) = (ring[k as usize], ring[k1 as usize], base + k, base + k1);
-            indices.extend_from_slice(&[a, c, d, a, d, b]);
+            // Both windings, as the bake writes them (the pack owns double-siding; the viewer adds none).
+            indices.extend_from_slice(&[a, c, d, a, d, b, a, d, c, a, b, d]);
         }
         let lattice = {
             let lo = positions.iter().fold([f32::MAX; 3], |m, p| [m[0].min(p[0]), m[1].min(p[1]), m[2].min(p[2])]);

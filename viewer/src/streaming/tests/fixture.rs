@@ -6,7 +6,9 @@ use glam::{Mat4, Vec3};
 use kiln_formats::sections::{Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo};
 use kiln_formats::PackBuilder;
 
-use super::super::{CameraView, DecodedTile, TileKey};
+use super::super::{CameraView, TileKey};
+use crate::layers::terrain::decode::INDEX_BYTES;
+use crate::layers::terrain::vertex::GPU_VERTEX_BYTES;
 
 /// Level-0 tiles per axis, levels, and the level-0 tile edge in world units.
 pub const TILES: u32 = 4;
@@ -17,7 +19,7 @@ const GRID: u32 = 2;
 /// Geometric error per level (world units).
 pub const ERRORS: [f32; LEVELS as usize] = [0.0, 0.25, 2.0];
 /// Every fixture tile has the same size on the GPU: 9 vertices, 8 + 2 triangles.
-pub const TILE_GPU_BYTES: u64 = 9 * DecodedTile::VERTEX_BYTES + 30 * DecodedTile::INDEX_BYTES;
+pub const TILE_GPU_BYTES: u64 = 9 * GPU_VERTEX_BYTES + 30 * INDEX_BYTES;
 
 /// A temporary directory removed on drop.
 pub struct TempDir(PathBuf);

@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::*;
+use crate::layers::terrain::decode::{TerrainData, INDEX_BYTES};
+use crate::layers::terrain::vertex::GPU_VERTEX_BYTES;
 use fixture::{bake, camera, key, TILE_GPU_BYTES};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -40,7 +42,7 @@ impl Gpu {
             assert!(self.tiles.remove(k).is_some(), "evicting {k}, which is not resident");
         }
         for t in &plan.uploads {
-            assert_eq!(t.vertices.len(), t.vertex_count as usize);
+            assert_eq!(t.products.len(), crate::layers::PRODUCTS.len(), "one entry per product");
             assert!(self.tiles.insert(t.key, t.gpu_bytes()).is_none(), "uploading {} twice", t.key);
         }
         let draw: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
@@ -362,4 +364,42 @@ fn prefetch_builds_one_tile_per_frame_only_when_no_visible_tile_was_built() {
     }
     assert_eq!(s.stats().prefetch_uploads, 0);
     assert!(!gpu.tiles.contains_key(&key(0, 2, 0)), "the look-ahead region is not loaded");
+}
+
+/// A triangle as its corner positions, rotated so that the smallest corner comes first: equal for
+/// the same triangle with the same winding, whatever its vertex numbering.
+fn oriented(positions: [[u32; 3]; 3]) -> [[u32; 3]; 3] {
+    let first = (0..3).min_by_key(|&i| positions[i]).expect("three corners");
+    [positions[first], positions[(first + 1) % 3], positions[(first + 2) % 3]]
+}
+
+#[test]
+fn skirts_are_drawn_as_the_pack_stores_them_once_per_side() {
+    let dir = bake("skirts");
+    let k = key(0, 1, 1);
+    let node = fixture::tile_pack(k, 0.0).1;
+    let path = dir.path().join(&node.path);
+    let mesh = kiln_formats::Pack::open(&path).unwrap().require::<kiln_formats::sections::TerrainMesh>().unwrap();
+    let pack_skirt_triangles = (mesh.indices.len() - mesh.main_index_count) / 3;
+    assert!(pack_skirt_triangles > 0, "the fixture must have skirts for this test to mean anything");
+    let job = loader::Job { key: k, path, content_hash: node.content_hash, bounds_min: node.bounds_min, bounds_max: node.bounds_max };
+    let decoded = loader::load_tile(&job, &crate::layers::decoders()).unwrap();
+    let budget = decoded.gpu_bytes();
+    let data = decoded.products.into_iter().next().flatten().expect("terrain is the first product");
+    let tile = crate::layers::downcast::<TerrainData>(data, "terrain").unwrap();
+
+    assert_eq!(tile.main_index_count as usize, mesh.main_index_count);
+    assert_eq!(tile.indices.len(), mesh.indices.len(), "the pack's skirts are already double-sided: no copies added");
+    assert_eq!(budget, tile.vertices.len() as u64 * GPU_VERTEX_BYTES + mesh.indices.len() as u64 * INDEX_BYTES, "skirts counted once against the budget");
+    let corners = |idx: &[u32], at: &dyn Fn(u32) -> [f32; 3]| -> Vec<[[u32; 3]; 3]> {
+        let mut t: Vec<_> = idx.chunks_exact(3).map(|t| oriented([0, 1, 2].map(|c| at(t[c]).map(f32::to_bits)))).collect();
+        t.sort_unstable();
+        t
+    };
+    let drawn = corners(&tile.indices, &|i| tile.vertices[i as usize].position);
+    let stored = corners(&mesh.indices, &|i| mesh.positions[i as usize]);
+    assert_eq!(drawn, stored, "the same triangles with the same windings as the pack");
+    let mut unique = drawn.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), drawn.len(), "a triangle drawn twice with the same winding");
 }

@@ -1,15 +1,10 @@
-//! Terrain tiles on the GPU: the vertex format, packing, and the store keyed by [`TileKey`].
+//! The terrain vertex as the GPU reads it, its packing from a pack's streams, and the wireframe
+//! fallback's edge lists.
 //!
 //! The vertex is 32 bytes: position (f32×3), normal (snorm16×4), AO (unorm8×4, x used) and baked
 //! irradiance (f16×4: rgb, w = 1 when the bake has irradiance, 0 when it has not). The irradiance
 //! slot exists now so that adding the bake's irradiance section is a matter of filling it: the
 //! shader already falls back to a constant ambient when w is 0.
-
-use std::collections::HashMap;
-
-use wgpu::util::DeviceExt;
-
-use crate::streaming::{DecodedTile, TileKey};
 
 /// Bytes per uploaded vertex (the streaming budget counts with it).
 pub const GPU_VERTEX_BYTES: u64 = std::mem::size_of::<TerrainVertex>() as u64;
@@ -102,125 +97,6 @@ pub fn edge_indices(triangles: &[u32]) -> Vec<u32> {
     edges.sort_unstable();
     edges.dedup();
     edges.into_iter().flat_map(|(a, b)| [a, b]).collect()
-}
-
-/// What the HUD shows about a resident tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TileMeta {
-    pub vertex_count: u32,
-    pub triangle_count: u32,
-    pub pack_bytes: u64,
-    pub inputs_hash: u64,
-    pub content_hash: u64,
-}
-
-/// A tile's GPU buffers.
-pub struct GpuTile {
-    pub key: TileKey,
-    pub vertices: wgpu::Buffer,
-    pub indices: wgpu::Buffer,
-    pub index_count: u32,
-    /// Wireframe fallback (line list), present only when the adapter lacks polygon-mode line.
-    pub edges: Option<(wgpu::Buffer, u32)>,
-    pub bounds_min: [f32; 3],
-    pub bounds_max: [f32; 3],
-    pub meta: TileMeta,
-    /// Bytes of all buffers above.
-    pub gpu_bytes: u64,
-}
-
-/// Every resident tile. Iterated only through explicit key lists, never in map order.
-#[derive(Default)]
-pub struct TileStore {
-    tiles: HashMap<TileKey, GpuTile>,
-    resident_bytes: u64,
-}
-
-impl TileStore {
-    /// Uploads `tile` (replacing an older copy). The loader checked its indices; the few cheap
-    /// invariants left are checked again here, because a malformed tile must be refused with a
-    /// message rather than reach the GPU.
-    pub fn upload(&mut self, device: &wgpu::Device, tile: &DecodedTile, build_edges: bool) -> Result<(), String> {
-        let k = tile.key;
-        let name = format!("tile L{} ({},{})", k.level, k.x, k.y);
-        let n = tile.vertices.len();
-        if tile.vertex_count as usize != n {
-            return Err(format!("{name}: {n} vertices, vertex_count {}", tile.vertex_count));
-        }
-        if tile.indices.is_empty() || !tile.indices.len().is_multiple_of(3) || !tile.main_index_count.is_multiple_of(3) || tile.main_index_count as usize > tile.indices.len() {
-            return Err(format!("{name}: {} indices ({} main) are not whole triangles", tile.indices.len(), tile.main_index_count));
-        }
-        let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(&name),
-            contents: bytemuck::cast_slice(&tile.vertices),
-            usage: wgpu::BufferUsages::VERTEX,
-        });
-        let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(&name),
-            contents: bytemuck::cast_slice(&tile.indices),
-            usage: wgpu::BufferUsages::INDEX,
-        });
-        let mut gpu_bytes = vertices.size() + indices.size();
-        let edges = build_edges.then(|| {
-            let e = edge_indices(&tile.indices);
-            let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(&name),
-                contents: bytemuck::cast_slice(&e),
-                usage: wgpu::BufferUsages::INDEX,
-            });
-            gpu_bytes += buf.size();
-            (buf, e.len() as u32)
-        });
-        let gpu = GpuTile {
-            key: k,
-            vertices,
-            indices,
-            index_count: tile.indices.len() as u32,
-            edges,
-            bounds_min: tile.bounds_min,
-            bounds_max: tile.bounds_max,
-            meta: TileMeta {
-                vertex_count: tile.vertex_count,
-                triangle_count: tile.main_index_count / 3,
-                pack_bytes: tile.pack_bytes,
-                inputs_hash: tile.inputs_hash,
-                content_hash: tile.content_hash,
-            },
-            gpu_bytes,
-        };
-        self.resident_bytes += gpu.gpu_bytes;
-        if let Some(old) = self.tiles.insert(k, gpu) {
-            self.resident_bytes -= old.gpu_bytes;
-        }
-        Ok(())
-    }
-
-    /// Frees `key`'s buffers (no-op if not resident).
-    pub fn evict(&mut self, key: TileKey) {
-        if let Some(t) = self.tiles.remove(&key) {
-            self.resident_bytes -= t.gpu_bytes;
-        }
-    }
-
-    /// The resident tile `key`.
-    pub fn get(&self, key: TileKey) -> Option<&GpuTile> {
-        self.tiles.get(&key)
-    }
-
-    /// Number of resident tiles.
-    pub fn len(&self) -> usize {
-        self.tiles.len()
-    }
-
-    /// Whether no tile is resident.
-    pub fn is_empty(&self) -> bool {
-        self.tiles.is_empty()
-    }
-
-    /// Bytes of GPU buffers held by resident tiles.
-    pub fn resident_bytes(&self) -> u64 {
-        self.resident_bytes
-    }
 }
 
 #[cfg(test)]

@@ -129,15 +129,6 @@ pub fn reorder_vertices<V: Copy>(vertices: &mut [V], indices: &mut [u32]) {
     }
 }
 
-/// Makes the triangles from `first_index` on (the skirts) visible from both sides under back-face
-/// culling: each gets a copy with the opposite winding over the same vertices, so a skirt seen
-/// from behind is lit with the surface edge's normals, like its front, and blends into the crack
-/// it fills. The whole tile then draws with one culling pipeline in one call.
-pub fn double_side(indices: &mut Vec<u32>, first_index: usize) {
-    let reversed: Vec<u32> = indices[first_index..].chunks_exact(3).flat_map(|t| [t[0], t[2], t[1]]).collect();
-    indices.extend(reversed);
-}
-
 /// Average vertex shader runs per triangle with a FIFO cache of `cache` entries (lower is
 /// better; about 0.5 is the floor for a large regular mesh).
 pub fn acmr(indices: &[u32], cache: usize) -> f64 {
@@ -216,17 +207,6 @@ mod tests {
             seen = seen.max(i + 1);
         }
         assert_eq!(verts[30], [99, 99]);
-    }
-
-    #[test]
-    fn double_siding_appends_a_reversed_copy_of_each_skirt_triangle() {
-        // Surface triangle 0-1-2, skirt triangles 1-2-3 and 2-4-3.
-        let mut idx = vec![0, 1, 2, 1, 2, 3, 2, 4, 3];
-        double_side(&mut idx, 3);
-        assert_eq!(idx, vec![0, 1, 2, 1, 2, 3, 2, 4, 3, 1, 3, 2, 2, 3, 4]);
-        let mut none = vec![0, 1, 2];
-        double_side(&mut none, 3);
-        assert_eq!(none, vec![0, 1, 2], "no skirts, nothing added");
     }
 
     #[test]

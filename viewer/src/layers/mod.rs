@@ -1,0 +1,205 @@
+//! Viewer layers: one decoder and one layer per baked product, driven by a framework that owns the
+//! device, the frame and everything shared between products.
+//!
+//! A product (terrain today; trees, grass and water later) brings two halves:
+//! - a [`Decoder`], run on the loader threads: its sections of a tile pack → CPU-side data
+//!   ([`Decoded`]), ready for upload, with everything costly (checks, packing, reordering) done
+//!   there, off the render thread;
+//! - a [`Layer`], run on the render thread: uploads and evicts its tiles' GPU buffers, tells the
+//!   framework each resident tile's bounds and triangle count, and records draws for the
+//!   [`Phase`]s it takes part in.
+//!
+//! The framework (`renderer`, `streaming`) does the rest once for all layers: the loader reads
+//! and verifies a pack (its tile identity and content hash) and hands it to every decoder; the
+//! residency budget counts the sum of every product's GPU bytes; the renderer frustum-culls each
+//! layer's tiles against the view and the sun, counts drawn tiles and triangles over all layers for
+//! the HUD and `--stats`, schedules the shadow map's redraws over every layer's casters, times the
+//! passes on the GPU, and draws the shared passes itself: the sky (phase [`Phase::Sky`]), the tile
+//! boxes of the bounds mode and the HUD (phase [`Phase::Overlay`] and after).
+//!
+//! Adding a product: a module here with its decoder and layer (and its shader in `shaders/`), and
+//! one line in [`PRODUCTS`].
+
+pub mod terrain;
+
+use std::any::Any;
+
+use glam::Vec3;
+use kiln_formats::Pack;
+
+use crate::passes::Layouts;
+use crate::streaming::TileKey;
+use crate::view_mode::ViewMode;
+
+/// The phases of a frame, in drawing order. [`Phase::Shadow`] is recorded into the sun's shadow
+/// map (depth only, its own render pass, possibly spread over frames); the others into the main
+/// pass (colour, tile id, reverse-Z depth), one after the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Depth from the sun, for the shadow map.
+    Shadow,
+    /// Opaque surfaces, writing depth and the tile id.
+    Opaque,
+    /// The sky, where no opaque surface was drawn (the framework draws it; layers may add to it).
+    Sky,
+    /// Blended surfaces (water), over the opaque ones and the sky.
+    Transparent,
+    /// Participating media (fog volumes).
+    Volumetric,
+    /// Lines and markers over the finished scene (the wireframe, the bounds mode's boxes).
+    Overlay,
+}
+
+impl Phase {
+    /// The phases of the main pass, in order.
+    pub const MAIN: [Phase; 5] = [Phase::Opaque, Phase::Sky, Phase::Transparent, Phase::Volumetric, Phase::Overlay];
+}
+
+/// One product's CPU-side data for one tile, made by its [`Decoder`] and consumed by its
+/// [`Layer::upload`] (which downcasts it to its own type).
+pub trait Decoded: Any + Send {
+    /// GPU bytes it will occupy once uploaded: what counts against the residency budget.
+    fn gpu_bytes(&self) -> u64;
+}
+
+/// A product's decoder, run on the loader threads.
+pub trait Decoder: Send + Sync {
+    /// Decodes this product's sections of `pack` (tile `key`, already checked to be that tile).
+    /// `Ok(None)`: the pack holds none of this product. An error is one line without the path
+    /// (the loader adds it), and fails the whole tile: its ancestor is drawn instead.
+    fn decode(&self, pack: &Pack, key: TileKey) -> Result<Option<Box<dyn Decoded>>, String>;
+
+    /// GPU bytes this product's part of a tile will likely take, from the manifest's record of it,
+    /// before the tile was ever decoded (the LOD selection's budget check uses it).
+    fn estimate_bytes(&self, node: &kiln_formats::sections::TileNode) -> u64;
+}
+
+/// A resident tile as the framework sees it: where it is (for culling) and what it costs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Extent {
+    pub min: Vec3,
+    pub max: Vec3,
+    /// Triangles a draw of it rasterises (counted in the HUD, `--stats` and the shadow budget).
+    pub triangles: u64,
+}
+
+/// One tile to draw this phase, with the dynamic offset of its `TileUniforms` (group 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrawItem {
+    pub key: TileKey,
+    pub uniform_offset: u32,
+}
+
+/// The shared bind groups a layer draws with. Group 0: frame uniforms (in the shadow phase, the
+/// shadow map's own, with its projection); group 1: tile uniforms (dynamic offset per item);
+/// group 2: the sampled shadow map and the material noise (not for the shadow phase).
+pub struct Bindings<'a> {
+    pub frame: &'a wgpu::BindGroup,
+    pub tiles: &'a wgpu::BindGroup,
+    pub surface: &'a wgpu::BindGroup,
+}
+
+/// What a layer is built with.
+pub struct LayerInit<'a> {
+    pub device: &'a wgpu::Device,
+    pub layouts: &'a Layouts,
+    /// The colour target's format.
+    pub color: wgpu::TextureFormat,
+    /// The view mode the first frame draws: its pipelines are built at once, the others on first use.
+    pub mode: ViewMode,
+    /// The adapter has `PolygonMode::Line` (and the caller did not ask for the fallback).
+    pub polygon_line: bool,
+}
+
+/// A product's GPU side, run on the render thread.
+pub trait Layer {
+    /// The product's name (the HUD and error messages use it).
+    fn name(&self) -> &'static str;
+
+    /// Builds what drawing in `mode` needs, if it does not exist yet (pipelines are compiled on
+    /// first use: a compile is start-up time).
+    fn prepare(&mut self, device: &wgpu::Device, mode: ViewMode);
+
+    /// Uploads `data` (from this product's decoder) as tile `key`, replacing an older copy; an
+    /// error refuses the tile with a message and leaves the rest of the view unaffected.
+    fn upload(&mut self, device: &wgpu::Device, key: TileKey, data: Box<dyn Decoded>) -> Result<(), String>;
+
+    /// Frees tile `key` (no-op if it is not resident).
+    fn evict(&mut self, key: TileKey);
+
+    /// GPU bytes held by its resident tiles.
+    fn resident_bytes(&self) -> u64;
+
+    /// The resident tile `key`'s bounds and size; `None` if it is not resident.
+    fn extent(&self, key: TileKey) -> Option<Extent>;
+
+    /// Records `items` (resident, culled against this phase's volume) for `phase` into `pass`;
+    /// returns the triangles drawn. A phase the layer has nothing for draws nothing.
+    fn record(&self, phase: Phase, mode: ViewMode, pass: &mut wgpu::RenderPass<'_>, bindings: &Bindings<'_>, items: &[DrawItem]) -> u64;
+}
+
+/// A product's registration: its name, its decoder and its layer.
+pub struct Product {
+    pub name: &'static str,
+    pub decoder: fn() -> Box<dyn Decoder>,
+    pub layer: fn(&LayerInit<'_>) -> Box<dyn Layer>,
+}
+
+/// Every product the viewer draws, in drawing order within each phase. A tile's decoded data and
+/// its layer are matched by their index here.
+pub const PRODUCTS: &[Product] = &[terrain::PRODUCT];
+
+/// The decoders of [`PRODUCTS`], in order.
+pub fn decoders() -> Vec<Box<dyn Decoder>> {
+    PRODUCTS.iter().map(|p| (p.decoder)()).collect()
+}
+
+/// The layers of [`PRODUCTS`], in order.
+pub fn layers(init: &LayerInit<'_>) -> Vec<Box<dyn Layer>> {
+    PRODUCTS.iter().map(|p| (p.layer)(init)).collect()
+}
+
+/// Downcasts a product's decoded data to its own type: a layer receives only what its own decoder
+/// made, so a mismatch is a registration bug, reported as a refused tile rather than a panic.
+pub fn downcast<T: Decoded>(data: Box<dyn Decoded>, layer: &str) -> Result<Box<T>, String> {
+    let any: Box<dyn Any> = data;
+    any.downcast::<T>().map_err(|_| format!("the {layer} layer was given another product's data"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streaming::DecodedTile;
+
+    /// A second product's data, as trees or water would bring.
+    struct Instances(u64);
+
+    impl Decoded for Instances {
+        fn gpu_bytes(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn the_budget_counts_every_product_of_a_tile() {
+        let terrain = terrain::TerrainData { vertices: Vec::new(), indices: vec![0; 6], main_index_count: 3 };
+        let tile = DecodedTile {
+            key: TileKey { level: 0, x: 0, y: 0 },
+            products: vec![Some(Box::new(terrain)), None, Some(Box::new(Instances(1000)))],
+            bounds_min: [0.0; 3],
+            bounds_max: [1.0; 3],
+            pack_bytes: 0,
+            inputs_hash: 0,
+            content_hash: 0,
+        };
+        assert_eq!(tile.gpu_bytes(), 6 * terrain::decode::INDEX_BYTES + 1000);
+    }
+
+    #[test]
+    fn a_layer_given_another_products_data_refuses_it() {
+        let data: Box<dyn Decoded> = Box::new(Instances(8));
+        let err = downcast::<terrain::TerrainData>(data, "terrain").map(|_| ()).unwrap_err();
+        assert!(err.contains("terrain layer"), "{err}");
+        assert_eq!(downcast::<Instances>(Box::new(Instances(8)), "trees").map(|d| d.0), Ok(8));
+    }
+}
