@@ -3,6 +3,7 @@
 pub mod export;
 pub mod inspect;
 mod packs;
+mod progress;
 pub mod verify;
 
 pub use packs::find_packs;
@@ -191,8 +192,8 @@ where
     let result = match args.command {
         Command::Bake { world, out, jobs, quiet, cache, no_cache, explain } => {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
-            let opts = crate::pipeline::BakeOptions { out_root: out, jobs, quiet, cache, explain };
-            run_bake(&world, &opts).map(|()| 0)
+            let opts = crate::pipeline::BakeOptions { out_root: out, jobs, cache, explain };
+            run_bake(&world, &opts, quiet).map(|()| 0)
         }
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json).map(|()| 0),
@@ -254,15 +255,16 @@ fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions) -> Result<(), CliError> {
+fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
     let clock = std::time::Instant::now();
-    let report = crate::pipeline::bake(&world, opts)?;
+    let sink: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
+    let report = crate::pipeline::bake(&world, opts, sink)?;
     let wall = clock.elapsed().as_secs_f64();
     for w in &report.cache_warnings {
         eprintln!("kiln: warning: {w}");
     }
-    if opts.quiet {
+    if quiet {
         return Ok(());
     }
     eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());

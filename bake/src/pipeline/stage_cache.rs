@@ -58,14 +58,7 @@ pub struct StageCache {
 impl StageCache {
     /// `scope` (the world's name) keeps `--explain` records of different worlds apart.
     pub fn new(store: Option<Store>, scope: &str, explain: bool) -> Self {
-        StageCache {
-            store,
-            scope: scope.to_owned(),
-            explain,
-            tallies: Mutex::default(),
-            notes: Mutex::default(),
-            warnings: Mutex::default(),
-        }
+        StageCache { store, scope: scope.to_owned(), explain, tallies: Mutex::default(), notes: Mutex::default(), warnings: Mutex::default() }
     }
 
     fn tally(&self, stage: &'static str, cached: bool) {
@@ -107,6 +100,12 @@ impl StageCache {
         }
     }
 
+    /// Reports a cached payload that read back but is not a sound artifact of its stage; the
+    /// caller rebuilds it (and [`StageCache::computed`] then replaces the entry).
+    pub fn rejected(&self, item: &str, inputs: &StageInputs, why: &str) {
+        self.warn(format!("cache entry for {} {item} was rejected and is rebuilt: {why}", inputs.stage));
+    }
+
     /// Records that `item` was computed, stores its payload, and (with `--explain`) notes why it
     /// missed by comparing its inputs with the ones it was last computed from.
     pub fn computed(&self, item: &str, inputs: &StageInputs, payload: &[u8]) {
@@ -115,14 +114,9 @@ impl StageCache {
         if self.explain {
             let why = match store.get(self.record_key(inputs, item)) {
                 Ok(Lookup::Hit(prev)) => {
-                    let prev: BTreeMap<&str, &str> =
-                        std::str::from_utf8(&prev).unwrap_or("").lines().filter_map(|l| l.split_once('=')).collect();
-                    let changed: Vec<&str> = inputs
-                        .parts
-                        .iter()
-                        .filter(|(n, v)| prev.get(n).is_none_or(|p| *p != format!("{v:032x}")))
-                        .map(|(n, _)| *n)
-                        .collect();
+                    let prev: BTreeMap<&str, &str> = std::str::from_utf8(&prev).unwrap_or("").lines().filter_map(|l| l.split_once('=')).collect();
+                    let changed: Vec<&str> =
+                        inputs.parts.iter().filter(|(n, v)| prev.get(n).is_none_or(|p| *p != format!("{v:032x}"))).map(|(n, _)| *n).collect();
                     if changed.is_empty() {
                         "same inputs as last time, but the entry is gone (evicted, corrupt, or another stage version)".to_owned()
                     } else {
