@@ -14,9 +14,9 @@ fn main() {
         }
     };
     let out = std::env::temp_dir().join(format!("kiln-bake-bench-{}", std::process::id()));
-    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.clone(), jobs: None, quiet: true, cache: None, explain: false };
+    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.clone(), jobs: None, cache: None, explain: false };
     let clock = Instant::now();
-    let report = match kiln_bake::pipeline::bake(&world, &opts) {
+    let report = match kiln_bake::pipeline::bake(&world, &opts, &kiln_bake::pipeline::progress::NoProgress) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("bake bench: {e}");

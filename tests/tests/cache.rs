@@ -16,8 +16,8 @@ fn all_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 fn run(world: &Path, out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(world).unwrap();
-    let opts = BakeOptions { out_root: out.to_owned(), jobs: None, quiet: true, cache: cache.map(Path::to_owned), explain: true };
-    bake(&w, &opts).unwrap()
+    let opts = BakeOptions { out_root: out.to_owned(), jobs: None, cache: cache.map(Path::to_owned), explain: true };
+    bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
 }
 
 fn computed(r: &BakeReport, stage: &str) -> usize {

@@ -21,11 +21,10 @@ fn bake_into(out: &Path, cache: Option<&Path>) -> BakeReport {
     let opts = BakeOptions {
         out_root: out.to_owned(),
         jobs: None,
-        quiet: true,
         cache: cache.map(Path::to_owned),
         explain: false,
     };
-    bake(&w, &opts).unwrap()
+    bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -41,13 +40,6 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<usize> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?) as usize)
-}
-fn u32_at(b: &[u8], at: usize) -> Option<usize> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
-}
-
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
     Pack,
@@ -55,27 +47,23 @@ enum Kind {
     Lighting,
 }
 
-/// What a payload is, from its layout (see pipeline/tile.rs and pipeline/lighting.rs).
+/// What a payload is, from its layout: a pack is a tile summary then the pack's bytes; a product's
+/// output (pipeline/product.rs) is a summary flag, the summary if any, a section count and sections,
+/// each beginning with its kind.
 fn kind(p: &[u8]) -> Option<Kind> {
     if p.get(SUMMARY..SUMMARY + 8) == Some(&PACK_MAGIC[..]) {
         return Some(Kind::Pack);
     }
-    let geometry = (|| {
-        let v = u32_at(p, 28)?;
-        let n = u64_at(p, SUMMARY)?;
-        let ao = p.len().checked_sub(SUMMARY + 8 + n)?;
-        (ao == v && u32_at(p, SUMMARY + 8)? == v).then_some(())
-    })();
-    if geometry.is_some() {
-        return Some(Kind::Geometry);
+    let sections_at = match p.first()? {
+        0 => 1,
+        1 => 1 + SUMMARY,
+        _ => return None,
+    };
+    match p.get(sections_at + 4..sections_at + 8)? {
+        b"TMSH" => Some(Kind::Geometry),
+        b"VXIR" => Some(Kind::Lighting),
+        _ => None,
     }
-    let lighting = (|| {
-        let n = u64_at(p, 0)?;
-        let irvl = p.get(8 + n..)?;
-        let cells = u32_at(irvl, 24)? * u32_at(irvl, 28)? * u32_at(irvl, 32)?;
-        (n % 4 == 0 && irvl.len() == 36 + 48 * cells).then_some(())
-    })();
-    lighting.map(|()| Kind::Lighting)
 }
 
 /// Gives each entry of `kind` the payload of the next one of that kind, with a valid header and

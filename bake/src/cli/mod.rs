@@ -3,6 +3,7 @@
 pub mod export;
 pub mod inspect;
 mod packs;
+mod progress;
 pub mod verify;
 
 pub use packs::find_packs;
@@ -196,8 +197,8 @@ where
     let result = match args.command {
         Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget } => {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
-            let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), quiet, cache, explain };
-            run_bake(&world, &opts, memory_budget).map(|()| 0)
+            let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), cache, explain };
+            run_bake(&world, &opts, quiet, memory_budget).map(|()| 0)
         }
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),
@@ -264,19 +265,20 @@ fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, memory_budget: Option<u64>) -> Result<(), CliError> {
+fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool, memory_budget: Option<u64>) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
     let threads = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let estimate = crate::budget::Estimate::of(&world.spec, threads);
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref()).map_err(|e| CliError::Failed(e.to_string()))?;
     let clock = std::time::Instant::now();
-    let report = crate::pipeline::bake(&world, opts)?;
+    let sink: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
+    let report = crate::pipeline::bake(&world, opts, sink)?;
     let wall = clock.elapsed().as_secs_f64();
     for w in &report.cache_warnings {
         eprintln!("kiln: warning: {w}");
     }
-    if opts.quiet {
+    if quiet {
         return Ok(());
     }
     eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());

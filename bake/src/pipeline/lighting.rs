@@ -7,36 +7,21 @@
 
 use std::collections::HashMap;
 
-use kiln_formats::sections::{IrradianceGrid, VertexIrradiance};
-use kiln_formats::{FormatError, Section};
+use kiln_formats::sections::{IrradianceGrid, TerrainMesh, VertexIrradiance};
+use kiln_formats::{FormatError, Section, SectionKind};
+
+use super::engine::{KeyCtx, TileCtx, WorldCtx};
+use super::inputs::settings_hash;
+use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::stage_cache::StageInputs;
+use super::stage_version;
+use crate::cli::CliError;
 
 use super::lod::{TileId, Tiling};
-use super::tile::TileGeometry;
 use crate::lighting::{bake_lighting, BakedLighting, IrradianceVolume, LightingError, LightingSpec, SceneMesh, VolumeDesc};
 
 /// Irradiance-volume cells are this many voxels on a side (0.25 world units at the default voxel size).
 pub const VOLUME_CELL_VOXELS: usize = 4;
-
-/// A tile's lighting: the raw bytes of its `VXIR` and `IRVL` sections.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TileLighting {
-    pub vertex_raw: Vec<u8>,
-    pub volume_raw: Vec<u8>,
-}
-
-impl TileLighting {
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = (self.vertex_raw.len() as u64).to_le_bytes().to_vec();
-        out.extend_from_slice(&self.vertex_raw);
-        out.extend_from_slice(&self.volume_raw);
-        out
-    }
-    pub fn from_bytes(b: &[u8]) -> Option<Self> {
-        let n = u64::from_le_bytes(b.get(..8)?.try_into().ok()?) as usize;
-        let rest = &b[8..];
-        (n <= rest.len()).then(|| TileLighting { vertex_raw: rest[..n].to_vec(), volume_raw: rest[n..].to_vec() })
-    }
-}
 
 /// Why lighting failed.
 #[derive(Debug, thiserror::Error)]
@@ -63,13 +48,13 @@ pub struct WorldLighting {
 }
 
 /// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded).
-pub fn bake_world(tiling: &Tiling, level0: &[(TileId, &TileGeometry)], spec: &LightingSpec, seed: u64) -> Result<WorldLighting, LightingStageError> {
+pub fn bake_world(tiling: &Tiling, level0: &[(TileId, &[u8])], spec: &LightingSpec, seed: u64) -> Result<WorldLighting, LightingStageError> {
     let mut positions = Vec::new();
     let mut indices = Vec::new();
     let mut clusters = Vec::with_capacity(level0.len());
     let mut first_vertex = HashMap::with_capacity(level0.len());
-    for &(id, g) in level0 {
-        let mesh = g.mesh().map_err(|source| LightingStageError::Tile { id, source })?;
+    for &(id, mesh_raw) in level0 {
+        let mesh = TerrainMesh::decode(mesh_raw).map_err(|source| LightingStageError::Tile { id, source })?;
         let base = positions.len() as u32;
         first_vertex.insert(id, base);
         indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
@@ -85,10 +70,10 @@ pub fn bake_world(tiling: &Tiling, level0: &[(TileId, &TileGeometry)], spec: &Li
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
 /// light is left to the renderer, which draws it with shadows), and the volume cells over the
 /// tile's footprint (one cell of margin), taking every 2^level-th cell in X and Y.
-pub fn tile_lighting(world: &WorldLighting, tiling: &Tiling, id: TileId, geometry: &TileGeometry) -> Result<TileLighting, LightingStageError> {
+pub fn tile_lighting(world: &WorldLighting, tiling: &Tiling, id: TileId, mesh_raw: &[u8]) -> Result<TileOutput, LightingStageError> {
     let err = |source| LightingStageError::Tile { id, source };
     let baked = &world.baked;
-    let mesh = geometry.mesh().map_err(err)?;
+    let mesh = TerrainMesh::decode(mesh_raw).map_err(err)?;
     // Skirt vertices hang below the surface (inside the rock), where the bake has no light to
     // give: only the surface is queried, and skirts take the irradiance of the border vertex they
     // hang from, as they take its AO.
@@ -112,7 +97,126 @@ pub fn tile_lighting(world: &WorldLighting, tiling: &Tiling, id: TileId, geometr
     }
     let vertex = VertexIrradiance(vertex);
     let grid = slice_volume(baked.volume(), tiling, id);
-    Ok(TileLighting { vertex_raw: vertex.encode().map_err(err)?, volume_raw: grid.encode().map_err(err)? })
+    Ok(TileOutput {
+        sections: vec![
+            RawSection { kind: VertexIrradiance::KIND, required: VertexIrradiance::REQUIRED, bytes: vertex.encode().map_err(err)? },
+            RawSection { kind: IrradianceGrid::KIND, required: IrradianceGrid::REQUIRED, bytes: grid.encode().map_err(err)? },
+        ],
+        summary: None,
+    })
+}
+
+/// `transport`: light transport over the whole world's level-0 surfaces. Not stored in the cache
+/// (its photon records are hundreds of megabytes); each tile's lighting, which reads it, is.
+pub struct TransportProduct;
+
+/// Indices of the level-0 tiles, whose surfaces light travels over.
+fn level0(keys: &KeyCtx) -> Vec<usize> {
+    let tiles = &keys.plan().tiles;
+    (0..tiles.len()).filter(|&i| tiles[i].level == 0).collect()
+}
+
+impl WorldProduct for TransportProduct {
+    fn name(&self) -> &'static str {
+        "transport"
+    }
+    fn report_stage(&self) -> &'static str {
+        "lighting"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+        let plan = keys.plan();
+        let spec = &plan.world.spec;
+        let geometry = keys.tile_keys("geometry")?;
+        let mut h = kiln_cache::store::KeyHasher::default();
+        for i in level0(keys) {
+            h.key(geometry[i].key());
+        }
+        Ok(StageInputs::new("lighting", stage_version::LIGHTING)
+            .with("level-0 geometry", h.finish().0)
+            .with("lighting settings", settings_hash(&spec.lighting))
+            .with("seed", settings_hash(&spec.seed))
+            .with("volume", settings_hash(&format!("{:?}", volume_desc(&plan.tiling)))))
+    }
+    fn tile_needs(&self, keys: &KeyCtx) -> Vec<(&'static str, Vec<usize>)> {
+        vec![("geometry", level0(keys))]
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError> {
+        let plan = ctx.plan();
+        let spec = &plan.world.spec;
+        let mut meshes = Vec::new();
+        for i in level0(ctx) {
+            let mesh = ctx.tile_output("geometry", i)?.section(TerrainMesh::KIND).ok_or_else(|| plan.failed("a level-0 tile has no mesh"))?;
+            meshes.push((plan.tiles[i], mesh));
+        }
+        // The light tracer's seed: derived from the world seed for this stage only.
+        let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
+        let world = bake_world(&plan.tiling, &meshes, &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+        let s = world.baked.stats();
+        let detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
+        Ok((Box::new(world), detail))
+    }
+}
+
+/// `lighting`: a tile's irradiance at its vertices (`VXIR`) and its slice of the irradiance
+/// volume (`IRVL`), read from the world's transport.
+pub struct LightingProduct;
+
+impl TileProduct for LightingProduct {
+    fn name(&self) -> &'static str {
+        "lighting"
+    }
+    fn report_stage(&self) -> &'static str {
+        "lighting"
+    }
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+        Ok(StageInputs::new("tile lighting", stage_version::LIGHTING)
+            .with("lighting", keys.world_key("transport")?.key().0)
+            .with("geometry", keys.tile_keys("geometry")?[tile].key().0))
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["transport"]
+    }
+    fn tile_needs(&self) -> &'static [&'static str] {
+        &["geometry"]
+    }
+    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, CliError> {
+        let plan = ctx.plan();
+        let mesh = ctx.output("geometry")?.section(TerrainMesh::KIND).ok_or_else(|| plan.failed("the tile has no mesh"))?;
+        let world = ctx.world::<WorldLighting>("transport")?;
+        tile_lighting(world, &plan.tiling, plan.tiles[tile], mesh).map_err(|e| plan.failed(e))
+    }
+    fn sections(&self) -> &'static [SectionKind] {
+        &[VertexIrradiance::KIND, IrradianceGrid::KIND]
+    }
+    fn check_packed(&self, vertices: u64, raw_len: &dyn Fn(SectionKind) -> u64) -> Result<(), String> {
+        let (vertex, grid) = (raw_len(VertexIrradiance::KIND), raw_len(IrradianceGrid::KIND));
+        if vertex != 4 * vertices {
+            return Err(format!("VXIR holds {vertex} bytes for {vertices} vertices"));
+        }
+        if grid < 36 || (grid - 36) % 48 != 0 {
+            return Err(format!("IRVL holds {grid} bytes, not 36 + 48·N"));
+        }
+        Ok(())
+    }
+    /// Cached lighting must decode, its volume slice must have this tile's box and dimensions, and
+    /// it must hold one value per vertex of the geometry it is packed with.
+    fn validate(&self, tile: usize, output: &TileOutput, keys: &KeyCtx) -> Result<(), String> {
+        let plan = keys.plan();
+        let vertex = VertexIrradiance::decode(output.section(VertexIrradiance::KIND).ok_or("no VXIR section")?).map_err(|e| format!("vertex irradiance: {e}"))?;
+        let grid = IrradianceGrid::decode(output.section(IrradianceGrid::KIND).ok_or("no IRVL section")?).map_err(|e| format!("irradiance volume: {e}"))?;
+        let slice = slice_box(&plan.tiling, plan.tiles[tile]);
+        if (grid.min, grid.max, grid.dims) != slice {
+            return Err(format!(
+                "irradiance volume spans {:?}..{:?} in {:?} cells, not this tile's {:?}..{:?} in {:?}",
+                grid.min, grid.max, grid.dims, slice.0, slice.1, slice.2
+            ));
+        }
+        let vertices = keys.tile_output("geometry", tile).map_err(|e| e.to_string())?.summary.map_or(0, |s| s.vertex_count as usize);
+        if vertex.0.len() != vertices {
+            return Err(format!("{} irradiance values for {vertices} vertices", vertex.0.len()));
+        }
+        Ok(())
+    }
 }
 
 /// `(skirt vertex, border vertex it hangs from)` for every vertex used only by skirt triangles

@@ -58,14 +58,7 @@ pub struct StageCache {
 impl StageCache {
     /// `scope` (the world's name) keeps `--explain` records of different worlds apart.
     pub fn new(store: Option<Store>, scope: &str, explain: bool) -> Self {
-        StageCache {
-            store,
-            scope: scope.to_owned(),
-            explain,
-            tallies: Mutex::default(),
-            notes: Mutex::default(),
-            warnings: Mutex::default(),
-        }
+        StageCache { store, scope: scope.to_owned(), explain, tallies: Mutex::default(), notes: Mutex::default(), warnings: Mutex::default() }
     }
 
     fn tally(&self, stage: &'static str, cached: bool) {
@@ -121,14 +114,6 @@ impl StageCache {
         self.warn(format!("cache entry for {} {item} is not a well-formed {} artifact and is rebuilt: {reason}", inputs.stage, inputs.stage));
     }
 
-    /// Takes back the hit counted for an item that a later check (one needing another stage's
-    /// result) refused.
-    pub fn unhit(&self, inputs: &StageInputs) {
-        let mut t = self.tallies.lock().expect("tally lock");
-        let e = t.entry(inputs.stage).or_default();
-        e.cached = e.cached.saturating_sub(1);
-    }
-
     /// Records that `item` was computed, stores its payload, and (with `--explain`) notes why it
     /// missed by comparing its inputs with the ones it was last computed from.
     pub fn computed(&self, item: &str, inputs: &StageInputs, payload: &[u8]) {
@@ -137,14 +122,9 @@ impl StageCache {
         if self.explain {
             let why = match store.get(self.record_key(inputs, item)) {
                 Ok(Lookup::Hit(prev)) => {
-                    let prev: BTreeMap<&str, &str> =
-                        std::str::from_utf8(&prev).unwrap_or("").lines().filter_map(|l| l.split_once('=')).collect();
-                    let changed: Vec<&str> = inputs
-                        .parts
-                        .iter()
-                        .filter(|(n, v)| prev.get(n).is_none_or(|p| *p != format!("{v:032x}")))
-                        .map(|(n, _)| *n)
-                        .collect();
+                    let prev: BTreeMap<&str, &str> = std::str::from_utf8(&prev).unwrap_or("").lines().filter_map(|l| l.split_once('=')).collect();
+                    let changed: Vec<&str> =
+                        inputs.parts.iter().filter(|(n, v)| prev.get(n).is_none_or(|p| *p != format!("{v:032x}"))).map(|(n, _)| *n).collect();
                     if changed.is_empty() {
                         "same inputs as last time, but the entry is gone (evicted, corrupt, or another stage version)".to_owned()
                     } else {

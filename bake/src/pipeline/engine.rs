@@ -1,0 +1,395 @@
+//! The bake engine: one demand-driven loop over the registry, for a whole world or one tile.
+//!
+//! Lookups go coarse to fine: every tile's pack first (its key folds in every product's key), then,
+//! for the packs that missed, each tile product in registry order. An item that misses the cache is
+//! computed after what it declares it reads: world products are computed once, when first needed,
+//! and the tile outputs a world product reads (light transport reads every level-0 tile's geometry)
+//! are resolved the same way. So an unchanged world loads nothing but its packs, and a changed AO
+//! setting never regenerates the density volume.
+//!
+//! World products and keys are only ever resolved on the driving thread, never inside a parallel
+//! loop: a product's [`TileProduct::bake`] can read only what is already resolved (through
+//! [`TileCtx`]), which is why products declare their needs.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use kiln_formats::sections::{PackInfo, PackKind};
+use kiln_formats::PackBuilder;
+use rayon::prelude::*;
+
+use super::hit_check;
+use super::inputs::settings_hash;
+use super::lod::{TileId, Tiling};
+use super::product::{TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::progress::Progress;
+use super::registry::{Entry, Registry};
+use super::stage_cache::{StageCache, StageInputs};
+use super::tile::{BakedTile, TileSummary};
+use super::{stage_version, tile_label, writer_version, StageTiming};
+use crate::cli::CliError;
+use crate::world::World;
+
+/// What every product shares about the world being baked.
+pub struct Plan<'a> {
+    pub world: &'a World,
+    pub tiling: Tiling,
+    /// Every tile of every level, in (level, y, x) order: the order packs are baked and listed in.
+    pub tiles: Vec<TileId>,
+}
+
+impl<'a> Plan<'a> {
+    pub fn new(world: &'a World) -> Self {
+        let spec = &world.spec;
+        let tiling = Tiling::new(world.dims(), spec.volume.tile_size, spec.volume.voxel_size as f32);
+        Plan { world, tiling, tiles: tiling.all_tiles() }
+    }
+
+    /// An error of this world's bake.
+    pub fn failed(&self, what: impl std::fmt::Display) -> CliError {
+        CliError::Failed(format!("{}: {what}", self.world.spec.name))
+    }
+}
+
+/// The engine's state for one bake; products read it through the context types below.
+pub struct Engine<'a> {
+    plan: &'a Plan<'a>,
+    registry: &'a Registry,
+    cache: &'a StageCache,
+    progress: &'a dyn Progress,
+    world_keys: Vec<OnceLock<StageInputs>>,
+    world_values: Vec<OnceLock<WorldValue>>,
+    tile_keys: Vec<OnceLock<Vec<StageInputs>>>,
+    outputs: Vec<Vec<OnceLock<TileOutput>>>,
+    clock: Mutex<Clock>,
+}
+
+/// What products may ask while their keys are computed: world products' keys and values (resolved
+/// on demand) and earlier tile products' keys.
+pub type KeyCtx<'a> = Engine<'a>;
+/// What a world product's computation may ask: the same as for keys, plus resolved tile outputs.
+pub type WorldCtx<'a> = Engine<'a>;
+
+/// What a tile product's bake may read: its declared world products and its tile's declared
+/// earlier outputs, all resolved before the parallel loop starts.
+pub struct TileCtx<'e, 'a> {
+    engine: &'e Engine<'a>,
+    tile: usize,
+}
+
+impl TileCtx<'_, '_> {
+    /// The bake's shared facts.
+    pub fn plan(&self) -> &Plan<'_> {
+        self.engine.plan
+    }
+    /// The tile being baked.
+    pub fn id(&self) -> TileId {
+        self.engine.plan.tiles[self.tile]
+    }
+    /// A world product's value; it must be among the product's [`TileProduct::world_needs`].
+    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, CliError> {
+        let i = self.engine.registry.index(name)?;
+        let v = self.engine.world_values[i].get().ok_or_else(|| undeclared(name))?;
+        downcast(name, v)
+    }
+    /// This tile's output of an earlier tile product named in [`TileProduct::tile_needs`].
+    pub fn output(&self, product: &str) -> Result<&TileOutput, CliError> {
+        self.engine.tile_output(product, self.tile)
+    }
+}
+
+fn undeclared(name: &str) -> CliError {
+    CliError::Failed(format!("internal error: {name} was read without being declared as a need"))
+}
+
+fn downcast<'v, T: 'static>(name: &str, v: &'v WorldValue) -> Result<&'v T, CliError> {
+    v.downcast_ref::<T>().ok_or_else(|| CliError::Failed(format!("internal error: {name} has another type")))
+}
+
+/// Wall time per report stage, each step counted once (a step's time excludes the nested steps it
+/// resolved first).
+#[derive(Default)]
+struct Clock {
+    seconds: BTreeMap<&'static str, f64>,
+    details: BTreeMap<&'static str, Vec<String>>,
+    nested: Vec<f64>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(plan: &'a Plan<'a>, registry: &'a Registry, cache: &'a StageCache, progress: &'a dyn Progress) -> Self {
+        let n = registry.entries().len();
+        Engine {
+            plan,
+            registry,
+            cache,
+            progress,
+            world_keys: (0..n).map(|_| OnceLock::new()).collect(),
+            world_values: (0..n).map(|_| OnceLock::new()).collect(),
+            tile_keys: (0..n).map(|_| OnceLock::new()).collect(),
+            outputs: (0..n).map(|_| (0..plan.tiles.len()).map(|_| OnceLock::new()).collect()).collect(),
+            clock: Mutex::default(),
+        }
+    }
+
+    /// The bake's shared facts.
+    pub fn plan(&self) -> &Plan<'a> {
+        self.plan
+    }
+
+    /// The stage cache (for products with cache entries of their own inside one computation).
+    pub fn cache(&self) -> &StageCache {
+        self.cache
+    }
+
+    fn world_product(&self, i: usize) -> &dyn WorldProduct {
+        match &self.registry.entries()[i] {
+            Entry::World(p) => p.as_ref(),
+            Entry::Tile(_) => unreachable!("index of a world product"),
+        }
+    }
+
+    fn tile_product(&self, i: usize) -> &dyn TileProduct {
+        match &self.registry.entries()[i] {
+            Entry::Tile(p) => p.as_ref(),
+            Entry::World(_) => unreachable!("index of a tile product"),
+        }
+    }
+
+    /// The cache key inputs of world product `name`.
+    pub fn world_key(&self, name: &str) -> Result<&StageInputs, CliError> {
+        let i = self.registry.index(name)?;
+        if self.world_keys[i].get().is_none() {
+            let key = self.world_product(i).inputs(self)?;
+            let _ = self.world_keys[i].set(key);
+        }
+        Ok(self.world_keys[i].get().expect("just set"))
+    }
+
+    /// The value of world product `name`, from the cache or computed now.
+    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, CliError> {
+        let i = self.registry.index(name)?;
+        self.resolve_world(i)?;
+        downcast(name, self.world_values[i].get().expect("resolved"))
+    }
+
+    /// Every tile's cache key inputs for tile product `name`.
+    pub fn tile_keys(&self, name: &str) -> Result<&[StageInputs], CliError> {
+        let i = self.registry.index(name)?;
+        if self.tile_keys[i].get().is_none() {
+            let p = self.tile_product(i);
+            let keys = (0..self.plan.tiles.len()).map(|t| p.inputs(t, self)).collect::<Result<Vec<_>, _>>()?;
+            let _ = self.tile_keys[i].set(keys);
+        }
+        Ok(self.tile_keys[i].get().expect("just set"))
+    }
+
+    /// A resolved tile output (see [`WorldProduct::tile_needs`] and [`TileProduct::tile_needs`]).
+    pub fn tile_output(&self, product: &str, tile: usize) -> Result<&TileOutput, CliError> {
+        let i = self.registry.index(product)?;
+        self.outputs[i][tile].get().ok_or_else(|| undeclared(product))
+    }
+
+    fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
+        self.clock.lock().expect("clock").nested.push(0.0);
+        let start = Instant::now();
+        let r = f();
+        let total = start.elapsed().as_secs_f64();
+        let mut c = self.clock.lock().expect("clock");
+        let nested = c.nested.pop().unwrap_or(0.0);
+        *c.seconds.entry(stage).or_default() += total - nested;
+        if let Some(parent) = c.nested.last_mut() {
+            *parent += total;
+        }
+        r
+    }
+
+    fn note(&self, stage: &'static str, detail: String) {
+        self.clock.lock().expect("clock").details.entry(stage).or_default().push(detail);
+    }
+
+    fn resolve_world(&self, i: usize) -> Result<(), CliError> {
+        if self.world_values[i].get().is_some() {
+            return Ok(());
+        }
+        let p = self.world_product(i);
+        let key = self.world_key(p.name())?.clone();
+        let value = self.timed(p.report_stage(), || -> Result<WorldValue, CliError> {
+            if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
+                return Ok(v);
+            }
+            for need in p.world_needs() {
+                self.resolve_world(self.registry.index(need)?)?;
+            }
+            for (product, tiles) in p.tile_needs(self) {
+                self.resolve_tiles(self.registry.index(product)?, &tiles)?;
+            }
+            let (v, detail) = p.compute(self)?;
+            if let Some(bytes) = p.encode(&v) {
+                self.cache.computed(p.name(), &key, &bytes);
+            }
+            self.note(p.report_stage(), detail);
+            Ok(v)
+        })?;
+        let _ = self.world_values[i].set(value);
+        Ok(())
+    }
+
+    /// Makes the outputs of tile product `i` for `tiles` available: from the cache where a sound
+    /// entry exists, else computed in parallel after everything the product reads.
+    fn resolve_tiles(&self, i: usize, tiles: &[usize]) -> Result<(), CliError> {
+        let todo: Vec<usize> = tiles.iter().copied().filter(|&t| self.outputs[i][t].get().is_none()).collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let p = self.tile_product(i);
+        let keys = self.tile_keys(p.name())?;
+        // What a tile reads of earlier products comes first: cache hits are validated against it.
+        for need in p.tile_needs() {
+            self.resolve_tiles(self.registry.index(need)?, &todo)?;
+        }
+        self.timed(p.report_stage(), || -> Result<(), CliError> {
+            let found: Vec<Option<TileOutput>> = todo
+                .par_iter()
+                .map(|&t| {
+                    self.cache.lookup(&tile_label(self.plan.tiles[t]), &keys[t], |b| {
+                        let o = TileOutput::from_bytes(&b).ok_or("not a well-formed product output")?;
+                        p.validate(t, &o, self).map(|()| o)
+                    })
+                })
+                .collect();
+            let mut missing = Vec::new();
+            for (&t, o) in todo.iter().zip(found) {
+                match o {
+                    Some(o) => {
+                        let _ = self.outputs[i][t].set(o);
+                    }
+                    None => missing.push(t),
+                }
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
+            for need in p.world_needs() {
+                self.resolve_world(self.registry.index(need)?)?;
+            }
+            let bar = self.progress.start(p.report_stage(), missing.len() as u64);
+            let computed: Vec<TileOutput> = missing
+                .par_iter()
+                .map(|&t| {
+                    let out = p.bake(t, &TileCtx { engine: self, tile: t })?;
+                    self.cache.computed(&tile_label(self.plan.tiles[t]), &keys[t], &out.to_bytes());
+                    bar.advance(1);
+                    Ok(out)
+                })
+                .collect::<Result<_, CliError>>()?;
+            for (&t, o) in missing.iter().zip(computed) {
+                let _ = self.outputs[i][t].set(o);
+            }
+            self.note(p.report_stage(), format!("{} {} computed", missing.len(), p.name()));
+            Ok(())
+        })
+    }
+
+    /// The key of tile `t`'s pack: every tile product's key in registry order, the world's name and
+    /// the writer's version. Its low 64 bits are the pack's `inputs_hash`.
+    fn pack_key(&self, t: usize) -> Result<StageInputs, CliError> {
+        let mut key = StageInputs::new("pack", stage_version::PACK);
+        for p in self.registry.tile_products() {
+            key = key.with(p.name(), self.tile_keys(p.name())?[t].key().0);
+        }
+        Ok(key.with("world name", settings_hash(&self.plan.world.spec.name)).with("writer", settings_hash(&writer_version())))
+    }
+
+    /// The packs of `wanted` (indices into the plan's tiles), from the cache or baked.
+    pub fn packs(&self, wanted: &[usize]) -> Result<Vec<BakedTile>, CliError> {
+        let pack_keys = wanted.iter().map(|&t| self.pack_key(t)).collect::<Result<Vec<_>, _>>()?;
+        let products: Vec<&dyn TileProduct> = self.registry.tile_products().collect();
+        let mut packs: Vec<Option<BakedTile>> = self.timed("packs", || {
+            wanted
+                .par_iter()
+                .zip(&pack_keys)
+                .map(|(&t, key)| {
+                    let id = self.plan.tiles[t];
+                    let want = hit_check::PackIdentity { id, world_name: &self.plan.world.spec.name, inputs_hash: key.key().0 as u64, products: &products };
+                    self.cache.lookup(&tile_label(id), key, |b| hit_check::pack(&b, &want))
+                })
+                .collect()
+        });
+        let missing: Vec<usize> = (0..wanted.len()).filter(|&j| packs[j].is_none()).collect();
+        let missing_tiles: Vec<usize> = missing.iter().map(|&j| wanted[j]).collect();
+        for (i, entry) in self.registry.entries().iter().enumerate() {
+            if let Entry::Tile(_) = entry {
+                self.resolve_tiles(i, &missing_tiles)?;
+            }
+        }
+        let assembled: Vec<BakedTile> = self.timed("packs", || {
+            missing
+                .par_iter()
+                .map(|&j| {
+                    let baked = self.assemble(wanted[j], pack_keys[j].key().0 as u64)?;
+                    self.cache.computed(&tile_label(baked.id), &pack_keys[j], &baked.to_bytes());
+                    Ok(baked)
+                })
+                .collect::<Result<_, CliError>>()
+        })?;
+        self.note("packs", format!("{} assembled, {} from the cache", missing.len(), wanted.len() - missing.len()));
+        for (&j, b) in missing.iter().zip(assembled) {
+            packs[j] = Some(b);
+        }
+        Ok(packs.into_iter().map(|p| p.expect("every pack is present")).collect())
+    }
+
+    fn assemble(&self, t: usize, inputs_hash: u64) -> Result<BakedTile, CliError> {
+        let id = self.plan.tiles[t];
+        let pack_err = |e: kiln_formats::FormatError| self.plan.failed(format_args!("tile {}: packing: {e}", tile_label(id)));
+        let mut pack = PackBuilder::new(writer_version());
+        pack.add(&PackInfo {
+            kind: PackKind::Tile { level: id.level, x: id.x, y: id.y },
+            world_name: self.plan.world.spec.name.clone(),
+            inputs_hash,
+        })
+        .map_err(pack_err)?;
+        let mut summary: Option<TileSummary> = None;
+        for p in self.registry.tile_products() {
+            let out = self.tile_output(p.name(), t)?;
+            for s in &out.sections {
+                pack.add_raw(s.kind, s.required, s.bytes.clone()).map_err(pack_err)?;
+            }
+            summary = summary.or(out.summary);
+        }
+        let summary = summary.ok_or_else(|| self.plan.failed(format_args!("tile {}: no product summarised it", tile_label(id))))?;
+        Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
+    }
+
+    /// Wall time and work per report stage, in registry order, then `packs`.
+    pub fn timings(&self) -> Vec<StageTiming> {
+        let c = self.clock.lock().expect("clock");
+        let mut names: Vec<&'static str> = Vec::new();
+        for e in self.registry.entries() {
+            let s = match e {
+                Entry::World(p) => p.report_stage(),
+                Entry::Tile(p) => p.report_stage(),
+            };
+            if !names.contains(&s) {
+                names.push(s);
+            }
+        }
+        names.push("packs");
+        names
+            .into_iter()
+            .map(|name| {
+                let mut detail = c.details.get(name).map(|d| d.join("; ")).unwrap_or_default();
+                if detail.is_empty() {
+                    detail = "unchanged (cached)".into();
+                }
+                for p in self.registry.tile_products().filter(|p| p.report_stage() == name) {
+                    if let Some(extra) = p.report_detail() {
+                        detail = format!("{detail}; {extra}");
+                    }
+                }
+                StageTiming { name, seconds: c.seconds.get(name).copied().unwrap_or(0.0), detail }
+            })
+            .collect()
+    }
+}

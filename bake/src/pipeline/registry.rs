@@ -1,0 +1,71 @@
+//! The products a bake makes, in dependency order: adding a product is one line here.
+
+use super::lighting::{LightingProduct, TransportProduct};
+use super::product::{TileProduct, WorldProduct};
+use super::terrain::TerrainProduct;
+use super::volume::{DensityProduct, TileInputsProduct};
+use crate::cli::CliError;
+
+/// One registered product.
+pub enum Entry {
+    World(Box<dyn WorldProduct>),
+    Tile(Box<dyn TileProduct>),
+}
+
+/// The ordered products of a bake. A product may read only products registered before it, and a
+/// tile's pack holds the tile products' sections in this order.
+#[derive(Default)]
+pub struct Registry {
+    entries: Vec<Entry>,
+}
+
+impl Registry {
+    /// Every product Kiln bakes.
+    pub fn standard() -> Self {
+        Registry::default()
+            .world(DensityProduct)
+            .world(TileInputsProduct)
+            .tile(TerrainProduct::default())
+            .world(TransportProduct)
+            .tile(LightingProduct)
+    }
+
+    /// Appends a world product.
+    pub fn world(mut self, p: impl WorldProduct + 'static) -> Self {
+        self.entries.push(Entry::World(Box::new(p)));
+        self
+    }
+
+    /// Appends a tile product.
+    pub fn tile(mut self, p: impl TileProduct + 'static) -> Self {
+        self.entries.push(Entry::Tile(Box::new(p)));
+        self
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The tile products, in order.
+    pub fn tile_products(&self) -> impl Iterator<Item = &dyn TileProduct> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Tile(p) => Some(p.as_ref()),
+            Entry::World(_) => None,
+        })
+    }
+
+    /// The position of the product called `name`.
+    pub fn index(&self, name: &str) -> Result<usize, CliError> {
+        self.entries
+            .iter()
+            .position(|e| match e {
+                Entry::World(p) => p.name() == name,
+                Entry::Tile(p) => p.name() == name,
+            })
+            .ok_or_else(|| CliError::Failed(format!("internal error: no product named {name:?} is registered")))
+    }
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

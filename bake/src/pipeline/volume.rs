@@ -1,0 +1,109 @@
+//! World products of the density volume: the volume itself (with its occupancy field) and the
+//! per-tile hashes of what each tile's geometry reads from it.
+
+use super::engine::{KeyCtx, WorldCtx};
+use super::hit_check;
+use super::inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
+use super::product::{WorldProduct, WorldValue};
+use super::stage_cache::StageInputs;
+use super::stage_version;
+use crate::ao::OccupancyField;
+use crate::cli::CliError;
+use crate::density::DensityVolume;
+
+/// The density volume and its occupancy field.
+pub struct Volume {
+    pub density: DensityVolume,
+    pub occupancy: OccupancyField,
+}
+
+/// `volume`: noise, floor, brushes and floater removal over the whole sample grid.
+pub struct DensityProduct;
+
+impl DensityProduct {
+    fn volume(keys: &KeyCtx, density: DensityVolume) -> Result<Volume, CliError> {
+        let occupancy =
+            OccupancyField::from_densities(density.dims, &density.data).map_err(|e| keys.plan().failed(format_args!("occupancy: {e}")))?;
+        Ok(Volume { density, occupancy })
+    }
+
+    /// A cached volume: one finite f32 per sample.
+    fn parse(keys: &KeyCtx, bytes: &[u8]) -> Result<DensityVolume, String> {
+        let dims = keys.plan().world.dims();
+        let expected = dims.iter().try_fold(4usize, |n, &d| n.checked_mul(d)).ok_or("the volume's size overflows")?;
+        Ok(DensityVolume { dims, data: hit_check::volume(bytes, expected)? })
+    }
+}
+
+impl WorldProduct for DensityProduct {
+    fn name(&self) -> &'static str {
+        "volume"
+    }
+    fn report_stage(&self) -> &'static str {
+        "density"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+        Ok(StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(keys.plan().world)))
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError> {
+        let world = ctx.plan().world;
+        // The raw noise is most of the work and does not change with brushes or floater settings,
+        // so it has its own cache entry.
+        let field = crate::density::DensityField::new(world);
+        let raw_inputs = StageInputs::new("raw density", stage_version::DENSITY).with("noise and floor", raw_density_hash(world));
+        let raw = match ctx.cache().lookup("volume", &raw_inputs, |b| Self::parse(ctx, &b)) {
+            Some(v) => v,
+            None => {
+                let v = field.volume();
+                ctx.cache().computed("volume", &raw_inputs, bytemuck::cast_slice(&v.data));
+                v
+            }
+        };
+        let (density, _) = crate::density::finish(world, &field, raw);
+        let voxels = density.data.len();
+        Ok((Box::new(Self::volume(ctx, density)?), format!("{voxels} voxels: noise, floor, brushes, floaters")))
+    }
+    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+        value.downcast_ref::<Volume>().map(|v| bytemuck::cast_slice(&v.density.data).to_vec())
+    }
+    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+        let density = Self::parse(keys, bytes)?;
+        Ok(Box::new(Self::volume(keys, density).map_err(|e| e.to_string())?))
+    }
+}
+
+/// `tile-inputs`: per tile, hashes of the density and occupancy its geometry reads, so an
+/// unchanged world never loads the volume and a brush stroke rebakes only the tiles it touches.
+pub struct TileInputsProduct;
+
+impl WorldProduct for TileInputsProduct {
+    fn name(&self) -> &'static str {
+        "tile-inputs"
+    }
+    fn report_stage(&self) -> &'static str {
+        "density"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+        let plan = keys.plan();
+        Ok(StageInputs::new("tile-inputs", stage_version::TILE_INPUTS)
+            .with("density", keys.world_key("volume")?.key().0)
+            .with("tiling", settings_hash(&(plan.tiling.tile_voxels, plan.tiling.tiles)))
+            .with("ao reach", settings_hash(&plan.world.spec.ao.radius_voxels.to_bits())))
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["volume"]
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError> {
+        let plan = ctx.plan();
+        let ao = &plan.world.spec.ao;
+        let v = ctx.world::<Volume>("volume")?;
+        let hashes = tile_input_hashes(&v.density, &plan.tiling, &plan.tiles, ao.radius_voxels + ao.start_offset_voxels);
+        Ok((Box::new(hashes), format!("input hashes of {} tiles", plan.tiles.len())))
+    }
+    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+        value.downcast_ref::<Vec<TileInputHashes>>().map(|h| h.iter().flat_map(|x| x.to_bytes()).collect())
+    }
+    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+        Ok(Box::new(hit_check::tile_inputs(bytes, keys.plan().tiles.len())?))
+    }
+}
