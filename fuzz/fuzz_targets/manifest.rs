@@ -22,7 +22,9 @@ fn bake_dir() -> &'static PathBuf {
 fuzz_target!(|data: &[u8]| {
     let _ = Manifest::decode(data);
     let _ = EmbeddedFiles::decode(data);
-    let Ok(pack) = Pack::from_bytes(data.to_vec()) else { return };
+    let Ok(pack) = Pack::from_bytes(data.to_vec()) else {
+        return;
+    };
     if pack.require::<Manifest>().is_err() {
         return;
     }

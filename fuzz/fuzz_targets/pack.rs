@@ -5,7 +5,8 @@
 #![no_main]
 
 use kiln_formats::sections::{
-    summarize, EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo, VertexIrradiance, KNOWN,
+    summarize, EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo,
+    VertexIrradiance, KNOWN,
 };
 use kiln_formats::Pack;
 use libfuzzer_sys::fuzz_target;

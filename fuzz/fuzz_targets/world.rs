@@ -23,6 +23,8 @@ fn base_dir() -> &'static PathBuf {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let _ = World::from_str(text, Path::new("fuzz.toml"), base_dir());
 });

@@ -6,6 +6,10 @@
 //!
 //! `KILN_HOSTILE_FILTER=text` runs only the cases whose name contains `text`.
 
+#[path = "hostile/cli.rs"]
+mod cli;
+#[path = "hostile/files.rs"]
+mod files;
 #[path = "hostile/images.rs"]
 mod images;
 #[path = "hostile/packs.rs"]
@@ -14,6 +18,8 @@ mod packs;
 mod rng;
 #[path = "hostile/runner.rs"]
 mod runner;
+#[path = "hostile/world_text.rs"]
+mod world_text;
 #[path = "hostile/worlds.rs"]
 mod worlds;
 
@@ -29,9 +35,16 @@ const SEED: u64 = 0x4b69_6c6e_0015;
 
 fn kiln_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
     let bin = dir.join(format!("kiln{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} is missing: build it first (`cargo test --workspace --release` does)", bin.display());
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (`cargo test --workspace --release` does)",
+        bin.display()
+    );
     bin
 }
 
@@ -48,7 +61,11 @@ fn hostile_inputs_are_refused_cleanly_within_bounds() {
     if let Ok(filter) = std::env::var("KILN_HOSTILE_FILTER") {
         cases.retain(|c| c.name.contains(&filter));
     } else {
-        assert!(cases.len() - controls >= 1000, "only {} hostile inputs", cases.len() - controls);
+        assert!(
+            cases.len() - controls >= 1000,
+            "only {} hostile inputs",
+            cases.len() - controls
+        );
     }
 
     let root = scratch("hostile");
@@ -57,7 +74,9 @@ fn hostile_inputs_are_refused_cleanly_within_bounds() {
     let max_rss = AtomicUsize::new(0);
     let by_code = Mutex::new(std::collections::BTreeMap::<String, usize>::new());
     let start = Instant::now();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -73,7 +92,11 @@ fn hostile_inputs_are_refused_cleanly_within_bounds() {
                 };
                 *by_code.lock().unwrap().entry(key).or_default() += 1;
                 if !problems.is_empty() {
-                    failures.lock().unwrap().push(format!("[{i:05}] {}: {}", case.name, problems.join("; ")));
+                    failures.lock().unwrap().push(format!(
+                        "[{i:05}] {}: {}",
+                        case.name,
+                        problems.join("; ")
+                    ));
                 }
             });
         }
