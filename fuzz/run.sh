@@ -30,6 +30,8 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 start=$(date +%s)
 cargo build --release --locked --bins --target "$host"
 echo "fuzz: build took $(( $(date +%s) - start )) s"
+# Where cargo put them (a cargo wrapper or config may choose another target dir).
+target_dir=$(cargo metadata --no-deps --format-version 1 | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 
 status=0
 for t in "${targets[@]}"; do
@@ -39,7 +41,7 @@ for t in "${targets[@]}"; do
     echo "fuzz: $t for ${secs} s"
     # -rss_limit_mb: the Goals' memory bound for refused inputs is far below this; a target that
     # needs more is a bug. -timeout: one input may take at most 10 s.
-    if ! "$CARGO_TARGET_DIR/$host/release/$t" "$work" corpus/"$t" -max_total_time="$secs" -rss_limit_mb=2048 \
+    if ! "$target_dir/$host/release/$t" "$work" corpus/"$t" -max_total_time="$secs" -rss_limit_mb=2048 \
         -timeout=10 -max_len=262144 -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
         -dict=dict/"$t".dict 2>"artifacts/$t.log"; then
         echo "fuzz: $t FAILED; input and log under fuzz/artifacts/$t/ — last lines:"
