@@ -3,7 +3,7 @@ CARGO ?= cargo
 WORLD ?= worlds/ice_caves.toml
 OUT ?= out
 
-.PHONY: bake view test test-deps bench bench-embree bench-view clean
+.PHONY: bake view test test-deps fuzz bench bench-embree bench-view clean
 
 ## Bake the default world (or WORLD=worlds/x.toml) into $(OUT)/<name>/.
 bake:
@@ -22,6 +22,12 @@ test: test-deps
 
 test-deps:
 	@scripts/install-test-deps.sh
+
+## Coverage-guided fuzzing (libFuzzer on stable Rust) of every reader of untrusted input,
+## FUZZ_SECONDS per target (CI runs 15 s each); a crash's input is saved under fuzz/artifacts/.
+FUZZ_SECONDS ?= 300
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ## Release-build benchmarks; prints the figures recorded in BENCHMARKS.md.
 bench: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
