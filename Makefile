@@ -3,7 +3,7 @@ CARGO ?= cargo
 WORLD ?= worlds/ice_caves.toml
 OUT ?= out
 
-.PHONY: bake view test test-deps fuzz bench bench-embree bench-view clean
+.PHONY: bake view test test-deps fuzz pictures bench bench-embree bench-view clean
 
 ## Bake the default world (or WORLD=worlds/x.toml) into $(OUT)/<name>/.
 bake:
@@ -28,6 +28,11 @@ test-deps:
 FUZZ_SECONDS ?= 300
 fuzz:
 	fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+## The README's pictures of the shipped worlds (headless viewer; software Vulkan works): docs/pictures/.
+pictures: $(OUT)/ice_caves/manifest.kpack $(OUT)/tiny/manifest.kpack
+	$(CARGO) build --release -p kiln-view
+	scripts/pictures.sh $(OUT) target/release/kiln-view docs/pictures
 
 ## Release-build benchmarks; prints the figures recorded in BENCHMARKS.md.
 bench: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Renders the README's pictures of the shipped worlds with the headless viewer (software Vulkan
+# works): `make pictures`. Each later product adds its own lines here.
+#   scripts/pictures.sh OUT_DIR VIEWER PICTURE_DIR
+set -euo pipefail
+out=${1:-out}
+viewer=${2:-target/release/kiln-view}
+dir=${3:-docs/pictures}
+size=640x360
+mkdir -p "$dir"
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+chmod 700 "$XDG_RUNTIME_DIR"
+
+shot() { # NAME BAKE CAMERA MODE [extra viewer options]
+    local name=$1 bake=$2 camera=$3 mode=$4
+    shift 4
+    "$viewer" "$out/$bake" --headless --size "$size" --camera "$camera" --mode "$mode" --screenshot "$dir/$name.png" "$@"
+    echo "pictures: $dir/$name.png"
+}
+
+shot ice_caves-overview ice_caves 16,-4,8,90,-25 lit
+shot ice_caves-cave ice_caves 10,12,1.5,0,0 lit --exposure auto
+shot ice_caves-ao ice_caves 16,-4,8,90,-25 ao
+shot ice_caves-indirect ice_caves 16,-4,8,90,-25 indirect
+shot ice_caves-lod ice_caves 16,-4,8,90,-25 lod
+shot tiny-overview tiny 4,-2,3,90,-30 lit
