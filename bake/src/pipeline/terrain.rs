@@ -29,7 +29,8 @@ pub struct TerrainProduct {
 }
 
 thread_local! {
-    /// Marching cubes' buffers, reused by the tiles one worker thread meshes in turn.
+    /// Marching cubes' buffers, reused by the tiles one worker thread meshes in turn (a job stolen
+    /// while one is out finds the default, empty buffers).
     static SCRATCH: RefCell<IsoMesh> = RefCell::new(IsoMesh::default());
 }
 
@@ -59,7 +60,12 @@ impl TileProduct for TerrainProduct {
         let v = ctx.world::<Volume>("volume")?;
         let inputs = GeometryInputs { tiling: plan.tiling, volume: &v.density, occupancy: &v.occupancy, ao: &plan.world.spec.ao };
         let mut t = TileTimings::default();
-        let out = SCRATCH.with(|s| bake_geometry(&inputs, plan.tiles[tile], &mut s.borrow_mut(), &mut t)).map_err(|e| plan.failed(e))?;
+        // The buffers are taken out for the call rather than borrowed through it: a worker waiting
+        // inside this tile's parallel AO may steal another tile's job on the same thread.
+        let mut scratch = SCRATCH.with(RefCell::take);
+        let out = bake_geometry(&inputs, plan.tiles[tile], &mut scratch, &mut t);
+        SCRATCH.with(|s| s.replace(scratch));
+        let out = out.map_err(|e| plan.failed(e))?;
         let mut sum = self.timings.lock().expect("timings lock");
         *sum = TileTimings { mesh: sum.mesh + t.mesh, ao: sum.ao + t.ao, encode: sum.encode + t.encode };
         Ok(out)
