@@ -77,8 +77,7 @@ fn mesh(x: &[u8], y: &[u8], cx: &Context) -> Result<Judged, FormatError> {
     // Skirts are judged by their count: they hang from the border the surface distance already measures.
     let skirts = |m: &TerrainMesh| (m.indices.len() - m.main_index_count) / 3;
     details.insert("skirt_triangles".into(), json!([skirts(&a), skirts(&b)]));
-    // NaN compares false: a distance that cannot be measured is beyond.
-    Ok(Judged { beyond: !(max <= cx.tol.distance), magnitude: max as f64, details })
+    Ok(Judged { beyond: exceeds(max as f64, cx.tol.distance), magnitude: max as f64, details })
 }
 
 fn vertex_ao(x: &[u8], y: &[u8], cx: &Context) -> Result<Judged, FormatError> {
@@ -107,7 +106,7 @@ fn per_vertex((fa, la): (Vec<f32>, String), (fb, lb): (Vec<f32>, String), peak: 
     let details = field_stats(&fa, &fb, peak);
     let max = details["max_abs"].as_f64().unwrap_or(f64::INFINITY);
     let rms = details["rms"].as_f64().unwrap_or(f64::INFINITY);
-    let beyond = !(max <= cx.tol.field_max as f64 && rms <= cx.tol.field_rms as f64);
+    let beyond = exceeds(max, cx.tol.field_max) || exceeds(rms, cx.tol.field_rms);
     Ok(Judged { beyond, magnitude: max, details })
 }
 
@@ -148,12 +147,17 @@ fn metadata(x: &[u8], y: &[u8], cx: &Context, to_json: fn(&[u8]) -> Result<Value
         match (l.as_f64(), r.as_f64()) {
             (Some(x), Some(y)) => {
                 worst = worst.max((x - y).abs());
-                judged_beyond |= !((x - y).abs() <= cx.tol.distance as f64);
+                judged_beyond |= exceeds((x - y).abs(), cx.tol.distance);
             }
             _ => judged_beyond = true,
         }
     }
     Ok(Judged { beyond: judged_beyond && !cx.tol.ignore_metadata, magnitude: worst, details })
+}
+
+/// Whether `value` is over `limit`; a NaN value (a difference that cannot be measured) always is.
+fn exceeds(value: f64, limit: f32) -> bool {
+    !matches!(value.partial_cmp(&f64::from(limit)), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))
 }
 
 /// Metadata that is a consequence of other content: reported, never judged on its own.
