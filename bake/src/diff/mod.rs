@@ -31,13 +31,23 @@ pub enum DiffError {
     Usage(String),
     /// A file or directory could not be read.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The path as given.
+        path: String,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
     /// A pack could not be opened, or a section of it read.
     #[error(transparent)]
     Pack(#[from] PackFileError),
     /// A section whose bytes differ did not decode.
     #[error("{pack}: {source}")]
-    Section { pack: String, source: FormatError },
+    Section {
+        /// The pack's path relative to the compared directory.
+        pack: String,
+        /// What the decoder refused.
+        source: FormatError,
+    },
 }
 
 impl DiffError {
@@ -85,31 +95,41 @@ pub fn check_tolerance(name: &str, value: f32) -> Result<(), DiffError> {
 /// One section's comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct SectionDiff {
+    /// The section's FourCC, or "container" when only the container bytes differ.
     pub kind: String,
     /// "added", "removed" or "changed".
     pub status: &'static str,
+    /// Whether this difference exceeds the tolerances (always, for one that cannot be judged).
     pub beyond: bool,
     /// The largest measured difference, for ordering (distance or field max).
     pub magnitude: f64,
+    /// The comparison's statistics, or a note saying why there are none.
     pub details: BTreeMap<String, Value>,
 }
 
 /// One pack's comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct PackDiff {
+    /// The pack's path relative to the compared directory (or its file name).
     pub path: String,
     /// "added", "removed" or "changed".
     pub status: &'static str,
+    /// Whether any of its sections is beyond tolerance.
     pub beyond: bool,
+    /// The largest magnitude of its sections.
     pub magnitude: f64,
+    /// Its differing sections, in FourCC order.
     pub sections: Vec<SectionDiff>,
 }
 
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct DiffReport {
+    /// Packs compared (present on either side).
     pub compared: usize,
+    /// Packs whose bytes are equal.
     pub identical: usize,
+    /// Packs with a difference beyond tolerance.
     pub beyond: usize,
     /// Differing packs, worst first.
     pub packs: Vec<PackDiff>,
@@ -283,7 +303,8 @@ pub fn print_human(r: &DiffReport, tol: &Tolerances) {
         println!("  {:<7} {:<8} {}", if p.beyond { "BEYOND" } else { "within" }, p.status, p.path);
         for s in &p.sections {
             let details: Vec<String> = s.details.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            println!("      {} {}{}  {}", s.kind, s.status, if s.beyond { " (beyond)" } else { "" }, details.join(" "));
+            let name = s.kind.as_bytes().try_into().ok().and_then(|k| kiln_formats::sections::section_type(SectionKind(k))).map_or("", |t| t.name);
+            println!("      {} {name:<26} {}{}  {}", s.kind, s.status, if s.beyond { " (beyond)" } else { "" }, details.join(" "));
         }
     }
 }
