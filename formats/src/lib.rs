@@ -21,5 +21,5 @@ mod tile;
 
 pub use container::{Codec, SectionEntry, SectionKind, FORMAT_MAJOR, FORMAT_MINOR};
 pub use error::{FormatError, PackFileError};
-pub use pack::{read_pack_file, write_atomic, Pack, PackBuilder, Section};
+pub use pack::{find_packs, read_pack_file, write_atomic, Pack, PackBuilder, Section};
 pub use tile::TileContents;

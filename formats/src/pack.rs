@@ -35,7 +35,7 @@ impl Pack {
     /// Checks the layout of `bytes` and that every required section is one this reader knows.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, FormatError> {
         let (header, entries) = container::parse_layout(&bytes)?;
-        if let Some(e) = entries.iter().find(|e| e.required() && !sections::is_known(e.kind)) {
+        if let Some(e) = entries.iter().find(|e| e.required() && sections::section_type(e.kind).is_none()) {
             return Err(FormatError::UnknownRequiredSection { section: e.kind });
         }
         Ok(Pack { bytes, header, entries })
@@ -88,7 +88,7 @@ impl Pack {
         for i in 0..self.entries.len() {
             match self.raw_section(i) {
                 Ok(raw) => {
-                    if let Some(Err(e)) = sections::summarize(self.entries[i].kind, &raw) {
+                    if let Some(Err(e)) = sections::section_type(self.entries[i].kind).map(|t| (t.summarize)(&raw)) {
                         problems.push(e);
                     }
                 }
@@ -119,6 +119,35 @@ pub fn read_pack_file(path: &Path) -> Result<Vec<u8>, PackFileError> {
         return Err(io_err(std::io::Error::other("file grew past the pack limit while being read")));
     }
     Ok(bytes)
+}
+
+/// Every `*.kpack` file under `path` (or `path` itself if it is a file), sorted for stable output.
+///
+/// Directory links are not followed, so a link to a parent cannot make the walk loop forever; linked
+/// files are listed, and opening them ([`Pack::open`], [`read_pack_file`]) checks what they point to.
+pub fn find_packs(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let meta = fs::metadata(path)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::other("not a file or directory"));
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir)? {
+            let entry = entry?;
+            let p = entry.path();
+            if entry.file_type()?.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "kpack") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Builds a pack from typed sections.

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use kiln_formats::sections::{Manifest, TerrainMesh, VertexAo, VertexIrradiance};
-use kiln_formats::Pack;
+use kiln_formats::sections::{Manifest, TerrainMesh};
+use kiln_formats::{Pack, Section, TileContents};
 use serde_json::json;
 
 use super::CliError;
@@ -28,7 +28,8 @@ pub struct ExportMesh {
     pub indices: Vec<u32>,
 }
 
-/// Loads tile (`x`, `y`) of `level` from a bake directory.
+/// Loads tile (`x`, `y`) of `level` from a bake directory: its surface triangles (and its skirts with
+/// `skirts`) and the vertices they use.
 pub fn load_tile(bake_dir: &Path, level: u32, x: u32, y: u32, skirts: bool) -> Result<ExportMesh, CliError> {
     let manifest_path = bake_dir.join("manifest.kpack");
     let manifest: Manifest = Pack::open(&manifest_path)?
@@ -45,11 +46,38 @@ pub fn load_tile(bake_dir: &Path, level: u32, x: u32, y: u32, skirts: bool) -> R
     let path = bake_dir.join(&node.path);
     let pack = Pack::open(&path)?;
     let at = |e: kiln_formats::FormatError| CliError::Failed(format!("{}: {e}", path.display()));
-    let mesh: TerrainMesh = pack.require().map_err(at)?;
-    let ao = pack.get::<VertexAo>().map_err(at)?.map(|a| (0..a.0.len()).map(|i| a.value(i)).collect()).unwrap_or_else(|| vec![1.0; mesh.positions.len()]);
-    let irradiance = pack.get::<VertexIrradiance>().map_err(at)?.map(|v| v.0).unwrap_or_else(|| vec![[0.0; 3]; mesh.positions.len()]);
-    let indices = if skirts { mesh.indices.clone() } else { mesh.indices[..mesh.main_index_count].to_vec() };
-    Ok(ExportMesh { positions: mesh.positions, normals: mesh.normals, ao, irradiance, indices })
+    // One cross-section check (per-vertex counts against the mesh, finite values) for every reader.
+    let tile = TileContents::read(&pack).map_err(at)?;
+    let mesh = tile.mesh.ok_or_else(|| at(kiln_formats::FormatError::MissingSection { section: TerrainMesh::KIND }))?;
+    let ao = tile.ao.map(|a| (0..a.0.len()).map(|i| a.value(i)).collect()).unwrap_or_else(|| vec![1.0; mesh.positions.len()]);
+    let irradiance = tile.irradiance.map(|v| v.0).unwrap_or_else(|| vec![[0.0; 3]; mesh.positions.len()]);
+    let kept = if skirts { mesh.indices.len() } else { mesh.main_index_count };
+    let full = ExportMesh { positions: mesh.positions, normals: mesh.normals, ao, irradiance, indices: mesh.indices };
+    Ok(full.keep_triangles(kept))
+}
+
+impl ExportMesh {
+    /// The first `index_count / 3` triangles and only the vertices they use, in the pack's vertex
+    /// order, so that no vertex is left as a loose point. The caller's indices are below the vertex
+    /// count (the mesh decoder checks them).
+    fn keep_triangles(self, index_count: usize) -> ExportMesh {
+        let triangles = &self.indices[..index_count.min(self.indices.len()) / 3 * 3];
+        let mut remap = vec![u32::MAX; self.positions.len()];
+        for &i in triangles {
+            remap[i as usize] = 0;
+        }
+        let kept: Vec<usize> = (0..remap.len()).filter(|&i| remap[i] == 0).collect();
+        for (new, &old) in kept.iter().enumerate() {
+            remap[old] = new as u32;
+        }
+        ExportMesh {
+            positions: kept.iter().map(|&i| self.positions[i]).collect(),
+            normals: kept.iter().map(|&i| self.normals[i]).collect(),
+            ao: kept.iter().map(|&i| self.ao[i]).collect(),
+            irradiance: kept.iter().map(|&i| self.irradiance[i]).collect(),
+            indices: triangles.iter().map(|&i| remap[i as usize]).collect(),
+        }
+    }
 }
 
 /// Writes `mesh` to `out` in `format`, atomically.

@@ -4,10 +4,9 @@ use std::path::Path;
 
 use kiln_formats::container::Codec;
 use kiln_formats::sections::{PackInfo, PackKind};
-use kiln_formats::{sections, Pack, PackFileError, TileContents};
+use kiln_formats::{find_packs, sections, Pack, PackFileError, TileContents};
 use serde_json::{json, Value};
 
-use super::packs::find_packs;
 use super::CliError;
 
 /// Describes every pack under `path`. Returns the exit code: 0 when every pack and section is
@@ -58,9 +57,10 @@ fn describe(file: &Path, pack: &Pack) -> Value {
         .iter()
         .enumerate()
         .map(|(i, e)| {
+            let known = sections::section_type(e.kind);
             let summary = match pack.raw_section(i) {
                 Err(err) => json!({ "error": err.to_string() }),
-                Ok(raw) => match sections::summarize(e.kind, &raw) {
+                Ok(raw) => match known.map(|t| (t.summarize)(&raw)) {
                     None => json!({}),
                     Some(Err(err)) => json!({ "error": err.to_string() }),
                     Some(Ok(pairs)) => Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), Value::String(v))).collect()),
@@ -68,7 +68,7 @@ fn describe(file: &Path, pack: &Pack) -> Value {
             };
             json!({
                 "kind": e.kind.to_string(),
-                "name": sections::name_of(e.kind).unwrap_or("unknown"),
+                "name": known.map_or("unknown", |t| t.name),
                 "required": e.required(),
                 "codec": Codec::name_of(e.codec),
                 "offset": e.offset,

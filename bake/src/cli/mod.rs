@@ -2,11 +2,11 @@
 
 pub mod export;
 pub mod inspect;
-mod packs;
 mod progress;
 pub mod verify;
 
-pub use packs::find_packs;
+/// Kept for callers of the old path; the walk lives beside `Pack` in `kiln-formats`.
+pub use kiln_formats::find_packs;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +23,8 @@ pub enum CliError {
     Pack(#[from] kiln_formats::PackFileError),
     #[error(transparent)]
     World(#[from] crate::world::WorldError),
+    #[error(transparent)]
+    Diff(#[from] crate::diff::DiffError),
     #[error("{0}")]
     Failed(String),
 }

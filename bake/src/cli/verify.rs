@@ -8,10 +8,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use kiln_formats::sections::{Manifest, PackInfo, PackKind};
-use kiln_formats::{Pack, TileContents};
+use kiln_formats::{find_packs, Pack, TileContents};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::packs::find_packs;
 use super::CliError;
 
 /// What the manifest checks need to know about one pack that opened.

@@ -2,24 +2,59 @@
 //!
 //! Packs are matched by relative path. Within a pair, sections are matched by kind and compared by
 //! what they hold: meshes by counts, bounds and symmetric point-to-surface distance; per-vertex fields
-//! by max abs, RMS and PSNR; metadata field by field. The verdict against [`Tolerances`] decides the
-//! exit code: identical or within tolerance → 0, beyond → 1.
+//! by max abs, RMS and PSNR; metadata field by field (each kind's comparison is in [`kinds::DIFFS`]).
+//! The verdict against [`Tolerances`] decides the exit code: identical or within tolerance → 0,
+//! beyond → 1. A changed section that no comparison can judge (an unknown kind, or a known kind
+//! without a comparison) is beyond any tolerance: the diff fails closed.
 
 mod geometry;
+pub mod kinds;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
-use kiln_formats::sections::{IrradianceGrid, TerrainMesh, VertexAo, VertexIrradiance};
-use kiln_formats::{sections, Pack, Section, SectionKind};
+use kiln_formats::{FormatError, Pack, PackFileError, SectionKind};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use geometry::symmetric_distance;
+pub use kinds::field_stats;
+use kinds::{diff_fn, DiffFn};
 
-use crate::cli::CliError;
+/// Why a comparison could not be made. Each displays as one line naming the file and the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// The inputs or tolerances cannot be compared with (a usage error).
+    #[error("{0}")]
+    Usage(String),
+    /// A file or directory could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// A pack could not be opened, or a section of it read.
+    #[error(transparent)]
+    Pack(#[from] PackFileError),
+    /// A section whose bytes differ did not decode.
+    #[error("{pack}: {source}")]
+    Section {
+        /// The pack's path relative to the compared directory.
+        pack: String,
+        /// What the decoder refused.
+        source: FormatError,
+    },
+}
+
+impl DiffError {
+    fn io(path: &Path, source: std::io::Error) -> Self {
+        DiffError::Io { path: path.display().to_string(), source }
+    }
+}
 
 /// How much difference is acceptable. Zero everywhere (the default) means "identical".
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -37,11 +72,11 @@ pub struct Tolerances {
 
 impl Tolerances {
     /// Reads `[tolerance]`-free TOML with the fields of [`Tolerances`].
-    pub fn from_file(path: &Path) -> Result<Self, CliError> {
-        let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
-        let tol: Tolerances = toml::from_str(&text).map_err(|e| CliError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
+    pub fn from_file(path: &Path) -> Result<Self, DiffError> {
+        let text = std::fs::read_to_string(path).map_err(|e| DiffError::io(path, e))?;
+        let tol: Tolerances = toml::from_str(&text).map_err(|e| DiffError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
         for (key, v) in [("distance", tol.distance), ("field_max", tol.field_max), ("field_rms", tol.field_rms)] {
-            check_tolerance(key, v).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+            check_tolerance(key, v).map_err(|e| DiffError::Usage(format!("{}: {e}", path.display())))?;
         }
         Ok(tol)
     }
@@ -49,65 +84,80 @@ impl Tolerances {
 
 /// Refuses a tolerance that cannot be compared with: NaN would make every difference "within",
 /// a negative one every equal value "beyond". `name` is the flag or key, for the message.
-pub fn check_tolerance(name: &str, value: f32) -> Result<(), CliError> {
+pub fn check_tolerance(name: &str, value: f32) -> Result<(), DiffError> {
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
-        Err(CliError::Usage(format!("{name} = {value}: a tolerance must be a finite number >= 0")))
+        Err(DiffError::Usage(format!("{name} = {value}: a tolerance must be a finite number >= 0")))
     }
 }
 
 /// One section's comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct SectionDiff {
+    /// The section's FourCC, or "container" when only the container bytes differ.
     pub kind: String,
     /// "added", "removed" or "changed".
     pub status: &'static str,
+    /// Whether this difference exceeds the tolerances (always, for one that cannot be judged).
     pub beyond: bool,
     /// The largest measured difference, for ordering (distance or field max).
     pub magnitude: f64,
+    /// The comparison's statistics, or a note saying why there are none.
     pub details: BTreeMap<String, Value>,
 }
 
 /// One pack's comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct PackDiff {
+    /// The pack's path relative to the compared directory (or its file name).
     pub path: String,
     /// "added", "removed" or "changed".
     pub status: &'static str,
+    /// Whether any of its sections is beyond tolerance.
     pub beyond: bool,
+    /// The largest magnitude of its sections.
     pub magnitude: f64,
+    /// Its differing sections, in FourCC order.
     pub sections: Vec<SectionDiff>,
 }
 
 /// The whole comparison.
 #[derive(Clone, Debug, Serialize)]
 pub struct DiffReport {
+    /// Packs compared (present on either side).
     pub compared: usize,
+    /// Packs whose bytes are equal.
     pub identical: usize,
+    /// Packs with a difference beyond tolerance.
     pub beyond: usize,
     /// Differing packs, worst first.
     pub packs: Vec<PackDiff>,
 }
 
-fn list(root: &Path) -> Result<BTreeMap<String, PathBuf>, CliError> {
+fn list(root: &Path) -> Result<BTreeMap<String, PathBuf>, DiffError> {
     if root.is_file() {
         let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         return Ok(BTreeMap::from([(name, root.to_owned())]));
     }
-    let files = crate::cli::find_packs(root).map_err(|e| CliError::io(root, e))?;
+    let files = kiln_formats::find_packs(root).map_err(|e| DiffError::io(root, e))?;
     Ok(files.into_iter().map(|p| (p.strip_prefix(root).unwrap_or(&p).to_string_lossy().replace('\\', "/"), p)).collect())
 }
 
 /// Compares two packs or two directories of packs.
-pub fn diff(a: &Path, b: &Path, tol: &Tolerances) -> Result<DiffReport, CliError> {
+pub fn diff(a: &Path, b: &Path, tol: &Tolerances) -> Result<DiffReport, DiffError> {
+    diff_with(kinds::DIFFS, a, b, tol)
+}
+
+/// [`diff`] with another table of comparisons (tests use one that lacks a kind).
+pub fn diff_with(table: &[(SectionKind, DiffFn)], a: &Path, b: &Path, tol: &Tolerances) -> Result<DiffReport, DiffError> {
     if a.is_file() != b.is_file() {
-        return Err(CliError::Usage(format!("{} and {} must both be packs or both be directories", a.display(), b.display())));
+        return Err(DiffError::Usage(format!("{} and {} must both be packs or both be directories", a.display(), b.display())));
     }
     let (la, lb) = (list(a)?, list(b)?);
     for (root, l) in [(a, &la), (b, &lb)] {
         if l.is_empty() {
-            return Err(CliError::Usage(format!("{}: no .kpack files found", root.display())));
+            return Err(DiffError::Usage(format!("{}: no .kpack files found", root.display())));
         }
     }
     let mut names: Vec<&String> = la.keys().chain(lb.keys()).collect();
@@ -118,13 +168,13 @@ pub fn diff(a: &Path, b: &Path, tol: &Tolerances) -> Result<DiffReport, CliError
     }
     let results: Vec<Option<PackDiff>> = names
         .par_iter()
-        .map(|name| -> Result<Option<PackDiff>, CliError> {
+        .map(|name| -> Result<Option<PackDiff>, DiffError> {
             let pa = la.get(*name).or_else(|| if a.is_file() { la.values().next() } else { None });
             let pb = lb.get(*name).or_else(|| if b.is_file() { lb.values().next() } else { None });
             match (pa, pb) {
                 (Some(_), None) => Ok(Some(whole(name, "removed"))),
                 (None, Some(_)) => Ok(Some(whole(name, "added"))),
-                (Some(pa), Some(pb)) => compare_packs(name, pa, pb, tol),
+                (Some(pa), Some(pb)) => compare_packs(table, name, pa, pb, tol),
                 (None, None) => Ok(None),
             }
         })
@@ -176,25 +226,29 @@ fn footprint(p: &Pack) -> u64 {
     p.bytes().len() as u64 + 5 * raw
 }
 
-fn compare_packs(name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
+fn compare_packs(table: &[(SectionKind, DiffFn)], name: &str, pa: &Path, pb: &Path, tol: &Tolerances) -> Result<Option<PackDiff>, DiffError> {
     // Both must be packs even when their bytes are equal: two equal non-pack files are not "identical packs".
     let (a, b) = (Pack::open(pa)?, Pack::open(pb)?);
     if a.bytes() == b.bytes() {
         return Ok(None);
     }
     let held = BUDGET.acquire(footprint(&a) + footprint(&b));
-    let result = compare_opened(name, (&a, pa), (&b, pb), tol);
+    let result = compare_opened(table, name, (&a, pa), (&b, pb), tol);
     BUDGET.release(held);
     result
 }
 
-fn compare_opened(name: &str, (a, pa): (&Pack, &Path), (b, pb): (&Pack, &Path), tol: &Tolerances) -> Result<Option<PackDiff>, CliError> {
-    let raw = |p: &Pack, path: &Path| -> Result<BTreeMap<SectionKind, Vec<u8>>, CliError> {
+fn compare_opened(
+    table: &[(SectionKind, DiffFn)],
+    name: &str,
+    (a, pa): (&Pack, &Path),
+    (b, pb): (&Pack, &Path),
+    tol: &Tolerances,
+) -> Result<Option<PackDiff>, DiffError> {
+    let raw = |p: &Pack, path: &Path| -> Result<BTreeMap<SectionKind, Vec<u8>>, DiffError> {
         (0..p.sections().len())
             .map(|i| {
-                p.raw_section(i)
-                    .map(|r| (p.sections()[i].kind, r))
-                    .map_err(|source| CliError::Pack(kiln_formats::PackFileError::Format { path: path.to_owned(), source }))
+                p.raw_section(i).map(|r| (p.sections()[i].kind, r)).map_err(|source| DiffError::Pack(PackFileError::Format { path: path.to_owned(), source }))
             })
             .collect()
     };
@@ -202,16 +256,22 @@ fn compare_opened(name: &str, (a, pa): (&Pack, &Path), (b, pb): (&Pack, &Path), 
     let mut kinds: Vec<SectionKind> = sa.keys().chain(sb.keys()).copied().collect();
     kinds.sort();
     kinds.dedup();
+    let changed: BTreeSet<SectionKind> = kinds.iter().copied().filter(|k| sa.get(k) != sb.get(k)).collect();
+    let cx = kinds::Context { tol, changed: &changed };
     let mut sections = Vec::new();
-    for kind in kinds {
-        let d = match (sa.get(&kind), sb.get(&kind)) {
-            (Some(_), None) => Some(SectionDiff { kind: kind.to_string(), status: "removed", beyond: true, magnitude: f64::INFINITY, details: BTreeMap::new() }),
-            (None, Some(_)) => Some(SectionDiff { kind: kind.to_string(), status: "added", beyond: true, magnitude: f64::INFINITY, details: BTreeMap::new() }),
-            (Some(x), Some(y)) if x == y => None,
-            (Some(x), Some(y)) => Some(compare_section(kind, x, y, &sa, &sb, tol).map_err(|e| CliError::Failed(format!("{name}: {e}")))?),
-            (None, None) => None,
+    for &kind in &changed {
+        let (status, j) = match (sa.get(&kind), sb.get(&kind)) {
+            (Some(x), Some(y)) => {
+                let j = match diff_fn(table, kind) {
+                    Some(f) => f(x, y, &cx).map_err(|source| DiffError::Section { pack: name.to_owned(), source })?,
+                    None => kinds::unjudged(kind),
+                };
+                ("changed", j)
+            }
+            (Some(_), None) => ("removed", kinds::Judged { beyond: true, magnitude: f64::INFINITY, details: BTreeMap::new() }),
+            (None, _) => ("added", kinds::Judged { beyond: true, magnitude: f64::INFINITY, details: BTreeMap::new() }),
         };
-        sections.extend(d);
+        sections.push(SectionDiff { kind: kind.to_string(), status, beyond: j.beyond, magnitude: j.magnitude, details: j.details });
     }
     if sections.is_empty() {
         // Same sections, different container bytes (e.g. another writer version or codec level).
@@ -222,155 +282,6 @@ fn compare_opened(name: &str, (a, pa): (&Pack, &Path), (b, pb): (&Pack, &Path), 
     let beyond = sections.iter().any(|s| s.beyond);
     let magnitude = sections.iter().map(|s| s.magnitude).fold(0.0, f64::max);
     Ok(Some(PackDiff { path: name.to_owned(), status: "changed", beyond, magnitude, sections }))
-}
-
-fn compare_section(
-    kind: SectionKind,
-    x: &[u8],
-    y: &[u8],
-    all_a: &BTreeMap<SectionKind, Vec<u8>>,
-    all_b: &BTreeMap<SectionKind, Vec<u8>>,
-    tol: &Tolerances,
-) -> Result<SectionDiff, kiln_formats::FormatError> {
-    let mut details = BTreeMap::new();
-    let (beyond, magnitude) = if kind == TerrainMesh::KIND {
-        let (a, b) = (TerrainMesh::decode(x)?, TerrainMesh::decode(y)?);
-        details.insert("vertices".into(), json!([a.positions.len(), b.positions.len()]));
-        details.insert("triangles".into(), json!([a.main_index_count / 3, b.main_index_count / 3]));
-        details.insert("bounds".into(), json!([a.bounds(), b.bounds()]));
-        let (max, mean) = symmetric_distance(&a.positions, &a.indices[..a.main_index_count], &b.positions, &b.indices[..b.main_index_count], 4096);
-        details.insert("distance_max".into(), json!(max));
-        details.insert("distance_mean".into(), json!(mean));
-        (max > tol.distance, max as f64)
-    } else if kind == VertexAo::KIND {
-        let (a, b) = (VertexAo::decode(x)?, VertexAo::decode(y)?);
-        let same_vertices = all_a.get(&TerrainMesh::KIND) == all_b.get(&TerrainMesh::KIND) || a.0.len() == b.0.len();
-        if same_vertices && a.0.len() == b.0.len() {
-            let fa: Vec<f32> = (0..a.0.len()).map(|i| a.value(i)).collect();
-            let fb: Vec<f32> = (0..b.0.len()).map(|i| b.value(i)).collect();
-            let s = field_stats(&fa, &fb, 1.0);
-            details.extend(s.clone());
-            let max = s["max_abs"].as_f64().unwrap_or(0.0);
-            let rms = s["rms"].as_f64().unwrap_or(0.0);
-            (max > tol.field_max as f64 || rms > tol.field_rms as f64, max)
-        } else {
-            details.insert("note".into(), json!(format!("vertex counts differ ({} vs {}): judged by the mesh", a.0.len(), b.0.len())));
-            (false, 0.0)
-        }
-    } else if kind == VertexIrradiance::KIND || kind == IrradianceGrid::KIND {
-        let flat = |raw: &[u8]| -> Result<(Vec<f32>, String), kiln_formats::FormatError> {
-            if kind == VertexIrradiance::KIND {
-                let v = VertexIrradiance::decode(raw)?;
-                Ok((v.0.iter().flatten().copied().collect(), format!("{} vertices", v.0.len())))
-            } else {
-                let g = IrradianceGrid::decode(raw)?;
-                let values = g.ambient.iter().chain(&g.direct).flatten().flatten().copied().collect();
-                Ok((values, format!("{:?} cells", g.dims)))
-            }
-        };
-        let ((fa, la), (fb, lb)) = (flat(x)?, flat(y)?);
-        if fa.len() == fb.len() {
-            // PSNR against the brightest value of either side: irradiance has no fixed peak.
-            let peak = fa.iter().chain(&fb).fold(0f32, |m, v| m.max(v.abs())).max(1e-6) as f64;
-            let s = field_stats(&fa, &fb, peak);
-            let max = s["max_abs"].as_f64().unwrap_or(0.0);
-            let rms = s["rms"].as_f64().unwrap_or(0.0);
-            details.extend(s);
-            (max > tol.field_max as f64 || rms > tol.field_rms as f64, max)
-        } else {
-            details.insert("note".into(), json!(format!("{la} vs {lb}: judged by the mesh")));
-            (false, 0.0)
-        }
-    } else if let (Some(Ok(_)), Some(Ok(_))) = (sections::summarize(kind, x), sections::summarize(kind, y)) {
-        // Metadata: compare field by field through their JSON form.
-        let (va, vb) = (metadata_json(kind, x)?, metadata_json(kind, y)?);
-        let mut fields = Vec::new();
-        json_diff("", &va, &vb, &mut fields);
-        for (path, (l, r)) in fields.iter().take(50) {
-            details.insert(path.clone(), json!([l, r]));
-        }
-        details.insert("fields_changed".into(), json!(fields.len()));
-        // Derived fields (hashes, sizes, counts, versions) follow from differences judged elsewhere;
-        // numbers (bounds, errors) are world-unit quantities judged against the distance tolerance.
-        let mut worst = 0f64;
-        let mut judged_beyond = false;
-        for (path, (l, r)) in &fields {
-            if is_derived(path) {
-                continue;
-            }
-            match (l.as_f64(), r.as_f64()) {
-                (Some(x), Some(y)) => {
-                    worst = worst.max((x - y).abs());
-                    judged_beyond |= (x - y).abs() > tol.distance as f64;
-                }
-                _ => judged_beyond = true,
-            }
-        }
-        (judged_beyond && !tol.ignore_metadata, worst)
-    } else {
-        details.insert("note".into(), json!("unknown section kind: bytes differ"));
-        (true, f64::INFINITY)
-    };
-    Ok(SectionDiff { kind: kind.to_string(), status: "changed", beyond, magnitude, details })
-}
-
-fn metadata_json(kind: SectionKind, raw: &[u8]) -> Result<Value, kiln_formats::FormatError> {
-    use kiln_formats::sections::{EmbeddedFiles, Manifest, PackInfo};
-    let v = if kind == PackInfo::KIND {
-        serde_json::to_value(PackInfo::decode(raw)?)
-    } else if kind == Manifest::KIND {
-        serde_json::to_value(Manifest::decode(raw)?)
-    } else if kind == EmbeddedFiles::KIND {
-        let f = EmbeddedFiles::decode(raw)?;
-        Ok(Value::Object(f.files.iter().map(|f| (format!("{}_hash", f.name.replace(['.', '/'], "_")), json!(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&f.bytes))))).collect()))
-    } else {
-        Ok(Value::Null)
-    };
-    Ok(v.unwrap_or(Value::Null))
-}
-
-/// Metadata that is a consequence of other content: reported, never judged on its own.
-fn is_derived(path: &str) -> bool {
-    let leaf = path.rsplit('.').next().unwrap_or(path);
-    let leaf = leaf.split('[').next().unwrap_or(leaf);
-    leaf.contains("hash") || matches!(leaf, "file_len" | "baker_version" | "vertex_count" | "triangle_count")
-
-}
-
-/// Collects `(path, (left, right))` for every leaf that differs.
-fn json_diff(path: &str, a: &Value, b: &Value, out: &mut Vec<(String, (Value, Value))>) {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                json_diff(&p, x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), out);
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (l, r)) in x.iter().zip(y).enumerate() {
-                json_diff(&format!("{path}[{i}]"), l, r, out);
-            }
-        }
-        _ if a != b => out.push((path.to_owned(), (a.clone(), b.clone()))),
-        _ => {}
-    }
-}
-
-/// Max abs, RMS and PSNR (with `peak` as the signal peak) of `a − b`.
-pub fn field_stats(a: &[f32], b: &[f32], peak: f64) -> BTreeMap<String, Value> {
-    let mut max = 0f64;
-    let mut sum2 = 0f64;
-    for (x, y) in a.iter().zip(b) {
-        let d = (*x as f64 - *y as f64).abs();
-        max = max.max(d);
-        sum2 += d * d;
-    }
-    let mse = sum2 / a.len().max(1) as f64;
-    let psnr = if mse == 0.0 { Value::String("inf".into()) } else { json!(10.0 * (peak * peak / mse).log10()) };
-    BTreeMap::from([("max_abs".into(), json!(max)), ("rms".into(), json!(mse.sqrt())), ("psnr_db".into(), psnr)])
 }
 
 /// Prints a report for people: a summary line, then differing packs worst first.
@@ -392,7 +303,8 @@ pub fn print_human(r: &DiffReport, tol: &Tolerances) {
         println!("  {:<7} {:<8} {}", if p.beyond { "BEYOND" } else { "within" }, p.status, p.path);
         for s in &p.sections {
             let details: Vec<String> = s.details.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            println!("      {} {}{}  {}", s.kind, s.status, if s.beyond { " (beyond)" } else { "" }, details.join(" "));
+            let name = s.kind.as_bytes().try_into().ok().and_then(|k| kiln_formats::sections::section_type(SectionKind(k))).map_or("", |t| t.name);
+            println!("      {} {name:<26} {}{}  {}", s.kind, s.status, if s.beyond { " (beyond)" } else { "" }, details.join(" "));
         }
     }
 }

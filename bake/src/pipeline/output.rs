@@ -392,7 +392,7 @@ fn exchange_unsupported(e: &io::Error) -> bool {
 pub fn matches(dest: &Path, files: &[(String, &[u8])]) -> bool {
     let mut expected: std::collections::BTreeSet<PathBuf> =
         files.iter().map(|(p, _)| dest.join(p)).collect();
-    let Ok(found) = crate::cli::find_packs(dest) else {
+    let Ok(found) = kiln_formats::find_packs(dest) else {
         return false;
     };
     if found.len() != expected.len() || !found.iter().all(|p| expected.remove(p)) {

@@ -25,7 +25,7 @@ impl EmbeddedFiles {
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         self.files.iter().find(|f| f.name == name).map(|f| f.bytes.as_slice())
     }
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         let list = self.files.iter().map(|f| format!("{} ({} B)", f.name, f.bytes.len())).collect::<Vec<_>>().join(", ");
         vec![("files", list)]
     }

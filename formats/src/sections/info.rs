@@ -37,7 +37,7 @@ impl Section for PackInfo {
 }
 
 impl PackInfo {
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         let kind = match &self.kind {
             PackKind::Manifest => "manifest".to_string(),
             PackKind::Tile { level, x, y } => format!("tile L{level} ({x},{y})"),

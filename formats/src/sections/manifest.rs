@@ -106,7 +106,7 @@ impl Manifest {
         Ok(())
     }
 
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         vec![
             ("world", self.world_name.clone()),
             ("world_hash", format!("{:016x}", self.world_hash)),

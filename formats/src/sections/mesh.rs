@@ -72,7 +72,7 @@ impl TerrainMesh {
             ([lo[0].min(p[0]), lo[1].min(p[1]), lo[2].min(p[2])], [hi[0].max(p[0]), hi[1].max(p[1]), hi[2].max(p[2])])
         }))
     }
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         let (lo, hi) = self.bounds().unwrap_or(([0.0; 3], [0.0; 3]));
         vec![
             ("vertices", self.positions.len().to_string()),

@@ -5,6 +5,7 @@ mod info;
 mod manifest;
 mod mesh;
 pub mod rgb9e5;
+mod table;
 mod vertex_attrs;
 mod volume;
 
@@ -17,46 +18,8 @@ pub use volume::{IrradianceGrid, MAX_VOLUME_CELLS};
 
 use crate::container::SectionKind;
 use crate::error::{bad, FormatError};
-use crate::pack::Section;
 
-/// Every section kind this version of the crate understands, with a short name.
-pub const KNOWN: &[(SectionKind, &str)] = &[
-    (PackInfo::KIND, "pack info"),
-    (TerrainMesh::KIND, "terrain mesh"),
-    (VertexAo::KIND, "vertex ambient occlusion"),
-    (VertexIrradiance::KIND, "vertex irradiance"),
-    (IrradianceGrid::KIND, "irradiance volume"),
-    (Manifest::KIND, "world manifest"),
-    (EmbeddedFiles::KIND, "embedded source files"),
-];
-
-/// Whether this reader knows how to decode `kind`.
-pub fn is_known(kind: SectionKind) -> bool {
-    KNOWN.iter().any(|(k, _)| *k == kind)
-}
-
-/// The short name of a known kind.
-pub fn name_of(kind: SectionKind) -> Option<&'static str> {
-    KNOWN.iter().find(|(k, _)| *k == kind).map(|(_, n)| *n)
-}
-
-/// Decodes a known section and describes it in a few key/value pairs (for `kiln inspect`);
-/// `None` for kinds this reader does not know.
-pub fn summarize(kind: SectionKind, raw: &[u8]) -> Option<Result<Vec<(&'static str, String)>, FormatError>> {
-    fn run<T: Section>(raw: &[u8], f: impl FnOnce(T) -> Vec<(&'static str, String)>) -> Result<Vec<(&'static str, String)>, FormatError> {
-        T::decode(raw).map(f)
-    }
-    Some(match kind {
-        k if k == PackInfo::KIND => run(raw, |s: PackInfo| s.summary()),
-        k if k == TerrainMesh::KIND => run(raw, |s: TerrainMesh| s.summary()),
-        k if k == VertexAo::KIND => run(raw, |s: VertexAo| s.summary()),
-        k if k == VertexIrradiance::KIND => run(raw, |s: VertexIrradiance| s.summary()),
-        k if k == IrradianceGrid::KIND => run(raw, |s: IrradianceGrid| s.summary()),
-        k if k == Manifest::KIND => run(raw, |s: Manifest| s.summary()),
-        k if k == EmbeddedFiles::KIND => run(raw, |s: EmbeddedFiles| s.summary()),
-        _ => return None,
-    })
-}
+pub use table::{section_type, SectionType, Summary, SECTION_TYPES};
 
 /// bincode settings for metadata sections: fixed, little-endian, varint, and a hard size limit so
 /// a hostile length prefix cannot make the decoder allocate without bound.

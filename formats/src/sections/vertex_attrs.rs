@@ -16,7 +16,7 @@ impl VertexAo {
     pub fn value(&self, i: usize) -> f32 {
         self.0[i] as f32 / 255.0
     }
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         let n = self.0.len().max(1) as f64;
         let mean = self.0.iter().map(|&v| v as f64).sum::<f64>() / n / 255.0;
         let min = self.0.iter().min().copied().unwrap_or(0) as f64 / 255.0;
@@ -41,7 +41,7 @@ impl Section for VertexAo {
 pub struct VertexIrradiance(pub Vec<[f32; 3]>);
 
 impl VertexIrradiance {
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         let n = self.0.len().max(1) as f64;
         let mean: Vec<f64> = (0..3).map(|c| self.0.iter().map(|v| v[c] as f64).sum::<f64>() / n).collect();
         let max = self.0.iter().map(|v| v[0].max(v[1]).max(v[2])).fold(0.0f32, f32::max);

@@ -27,7 +27,7 @@ impl IrradianceGrid {
     pub fn cells(&self) -> usize {
         self.dims.iter().map(|&d| d as usize).product()
     }
-    pub(crate) fn summary(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn summary(&self) -> super::Summary {
         let up = |layer: &[[[f32; 3]; 6]]| layer.iter().map(|c| (c[4][0] + c[4][1] + c[4][2]) as f64 / 3.0).sum::<f64>() / layer.len().max(1) as f64;
         vec![
             ("cells", format!("{:?}", self.dims)),
