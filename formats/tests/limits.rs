@@ -271,7 +271,7 @@ fn manifest(tiles: [u32; 2], levels: u32) -> Manifest {
         world_hash: 1,
         baker_version: "0".into(),
         voxel_size: 1.0,
-        volume_dims: [64, 64, 16],
+        volume_dims: [tiles[0].wrapping_mul(16), tiles[1].wrapping_mul(16), 16],
         tile_voxels: 16,
         tiles_per_axis: tiles,
         levels,
@@ -294,6 +294,11 @@ fn manifest_tile_grids_are_bounded_and_consistent() {
     ] {
         let e = decode(manifest(tiles, levels)).unwrap_err().to_string();
         assert!(e.contains(what), "{tiles:?} {levels}: {e}");
+    }
+    for (dims, tile_voxels) in [([u32::MAX, 64, 16], 16), ([64, 64, 16], 0), ([64, 64, 1], 16)] {
+        let mut m = manifest([4, 4], 3);
+        (m.volume_dims, m.tile_voxels) = (dims, tile_voxels);
+        assert!(decode(m).unwrap_err().to_string().contains("does not match"), "{dims:?} {tile_voxels}");
     }
     let mut m = manifest([4, 4], 3);
     m.bounds_max[1] = f32::NAN;

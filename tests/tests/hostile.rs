@@ -23,7 +23,7 @@ mod world_text;
 #[path = "hostile/worlds.rs"]
 mod worlds;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -33,19 +33,10 @@ use kiln_e2e::{scratch, tiny_bake};
 /// The suite's seed: change it to explore other corruptions; failures name the case to rerun.
 const SEED: u64 = 0x4b69_6c6e_0015;
 
+/// The `kiln` CLI as a separate process: this crate's copy of it, which cargo builds (and rebuilds)
+/// for this test, so the suite never runs a stale `kiln` binary.
 fn kiln_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps");
-    let bin = dir.join(format!("kiln{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: build it first (`cargo test --workspace --release` does)",
-        bin.display()
-    );
-    bin
+    PathBuf::from(env!("CARGO_BIN_EXE_kiln-under-test"))
 }
 
 #[test]

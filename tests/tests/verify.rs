@@ -127,6 +127,8 @@ fn a_manifest_claiming_a_huge_grid_is_refused_without_walking_it() {
             let mut m: Manifest = Manifest::decode(&raw).unwrap();
             m.tiles_per_axis = tiles;
             m.levels = levels;
+            // A consistent lie: the volume grows with the grid it claims.
+            m.volume_dims = [tiles[0].saturating_mul(m.tile_voxels), tiles[1].saturating_mul(m.tile_voxels), m.volume_dims[2]];
             m.encode().unwrap()
         })
     };

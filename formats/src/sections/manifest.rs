@@ -88,6 +88,15 @@ impl Manifest {
         if self.levels != levels {
             return err(format!("levels {} does not match {:?} tiles per axis (needs {levels})", self.levels, self.tiles_per_axis));
         }
+        // The tiles cover the volume's columns exactly, and a volume has at least two samples of height.
+        let columns = self.tiles_per_axis.map(|t| u64::from(t) * u64::from(self.tile_voxels));
+        let [nx, ny, nz] = self.volume_dims;
+        if self.tile_voxels == 0 || columns != [u64::from(nx), u64::from(ny)] || nz < 2 {
+            return err(format!(
+                "volume {:?} does not match {:?} tiles of {} voxels per axis",
+                self.volume_dims, self.tiles_per_axis, self.tile_voxels
+            ));
+        }
         if !self.bounds_min.iter().chain(&self.bounds_max).all(|v| v.is_finite()) {
             return err(format!("bounds {:?}..{:?} are not finite", self.bounds_min, self.bounds_max));
         }
