@@ -53,7 +53,7 @@ pub struct Args {
     #[arg(long, default_value_t = 2.0)]
     pub max_error_px: f32,
     /// Test hook: never load tile L,X,Y (its nearest ancestor is drawn instead). Repeatable.
-    #[arg(long, value_parser = parse_tile_key)]
+    #[arg(long, value_parser = parse_tile_id)]
     pub withhold: Vec<TileId>,
     /// Window: exit after N presented frames.
     #[arg(long)]
@@ -85,7 +85,7 @@ pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
 }
 
 /// Parses `L,X,Y`.
-pub fn parse_tile_key(s: &str) -> Result<TileId, String> {
+pub fn parse_tile_id(s: &str) -> Result<TileId, String> {
     let v: Vec<u32> = s.split(',').map(|p| p.trim().parse::<u32>().map_err(|_| format!("{p:?} is not a whole number"))).collect::<Result<_, _>>()?;
     match v[..] {
         [level, x, y] => Ok(TileId { level, x, y }),
