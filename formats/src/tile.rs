@@ -2,7 +2,9 @@
 
 use crate::error::{bad, FormatError};
 use crate::pack::{Pack, PackBuilder, Section};
-use crate::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance};
+use crate::sections::{
+    IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance,
+};
 use crate::tile_id::TileId;
 
 /// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
@@ -115,7 +117,11 @@ impl TileContents {
     /// An empty tile `id` of world `world_name`, for building a pack section by section.
     pub fn new(id: TileId, world_name: &str, inputs_hash: u64) -> Self {
         TileContents {
-            info: PackInfo { kind: PackKind::tile(id), world_name: world_name.to_owned(), inputs_hash },
+            info: PackInfo {
+                kind: PackKind::tile(id),
+                world_name: world_name.to_owned(),
+                inputs_hash,
+            },
             mesh: None,
             ao: None,
             irradiance: None,
@@ -149,7 +155,11 @@ impl TileContents {
     /// its path, the pack's hash and length, and the mesh's bounds and counts (zero without a mesh).
     pub fn node(&self, pack: &[u8], geometric_error: f32) -> TileNode {
         let id = self.id();
-        let (bounds_min, bounds_max) = self.mesh.as_ref().and_then(|m| m.bounds()).unwrap_or(([0.0; 3], [0.0; 3]));
+        let (bounds_min, bounds_max) = self
+            .mesh
+            .as_ref()
+            .and_then(|m| m.bounds())
+            .unwrap_or(([0.0; 3], [0.0; 3]));
         TileNode {
             level: id.level,
             x: id.x,
@@ -161,7 +171,10 @@ impl TileContents {
             content_hash: xxhash_rust::xxh3::xxh3_64(pack),
             file_len: pack.len() as u64,
             vertex_count: self.mesh.as_ref().map_or(0, |m| m.positions.len() as u32),
-            triangle_count: self.mesh.as_ref().map_or(0, |m| (m.main_index_count / 3) as u32),
+            triangle_count: self
+                .mesh
+                .as_ref()
+                .map_or(0, |m| (m.main_index_count / 3) as u32),
         }
     }
 }

@@ -361,6 +361,8 @@ fn a_tile_written_by_to_pack_reads_back_identical_and_its_node_describes_it() {
     // The writer writes what it is given; the reader still refuses what does not fit together.
     t.ao = Some(VertexAo(vec![7; 11]));
     let bad = t.to_pack([0, 1, 0]).unwrap();
-    let e = TileContents::read(&Pack::from_bytes(bad).unwrap()).unwrap_err().to_string();
+    let e = TileContents::read(&Pack::from_bytes(bad).unwrap())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("11 values for 12"), "{e}");
 }
