@@ -18,8 +18,10 @@ pub mod error;
 mod pack;
 pub mod sections;
 mod tile;
+mod tile_id;
 
 pub use container::{Codec, SectionEntry, SectionKind, FORMAT_MAJOR, FORMAT_MINOR};
 pub use error::{FormatError, PackFileError};
 pub use pack::{find_packs, read_pack_file, write_atomic, Pack, PackBuilder, Section};
 pub use tile::TileContents;
+pub use tile_id::TileId;

@@ -1,10 +1,11 @@
 //! A tile pack's sections decoded together, with every invariant that ties them to each other.
 
 use crate::error::{bad, FormatError};
-use crate::pack::{Pack, Section};
+use crate::pack::{Pack, PackBuilder, Section};
 use crate::sections::{
-    IrradianceGrid, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance,
+    IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance,
 };
+use crate::tile_id::TileId;
 
 /// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
 /// what a loader (the viewer, `kiln export`) can use without checking anything again.
@@ -106,12 +107,74 @@ impl TileContents {
         })
     }
 
-    /// The tile's quadtree address `(level, x, y)`.
-    pub fn address(&self) -> (u32, u32, u32) {
-        match self.info.kind {
-            PackKind::Tile { level, x, y } => (level, x, y),
-            // `read` refuses any other kind.
-            PackKind::Manifest => (0, 0, 0),
+    /// The tile this pack holds.
+    pub fn id(&self) -> TileId {
+        // `read` refuses any other kind; a hand-built value without a tile kind reads as the root
+        // of level 0 rather than panicking.
+        self.info.kind.tile_id().unwrap_or(TileId::new(0, 0, 0))
+    }
+
+    /// An empty tile `id` of world `world_name`, for building a pack section by section.
+    pub fn new(id: TileId, world_name: &str, inputs_hash: u64) -> Self {
+        TileContents {
+            info: PackInfo {
+                kind: PackKind::tile(id),
+                world_name: world_name.to_owned(),
+                inputs_hash,
+            },
+            mesh: None,
+            ao: None,
+            irradiance: None,
+            volume: None,
+        }
+    }
+
+    /// The pack bytes of this tile: `PINF` and then each present section in the order the baker
+    /// writes them (`TMSH`, `VXAO`, `VXIR`, `IRVL`), with the default codec. It is the one pack
+    /// writer of tests and tools that make tiles without the baker, so their packs pass the same
+    /// [`TileContents::read`] as baked ones; the baker assembles its packs from its products.
+    pub fn to_pack(&self, writer_version: [u16; 3]) -> Result<Vec<u8>, FormatError> {
+        let mut b = PackBuilder::new(writer_version);
+        b.add(&self.info)?;
+        if let Some(m) = &self.mesh {
+            b.add(m)?;
+        }
+        if let Some(a) = &self.ao {
+            b.add(a)?;
+        }
+        if let Some(v) = &self.irradiance {
+            b.add(v)?;
+        }
+        if let Some(g) = &self.volume {
+            b.add(g)?;
+        }
+        b.to_bytes()
+    }
+
+    /// The manifest's node for this tile written as `pack` (the bytes of [`TileContents::to_pack`]):
+    /// its path, the pack's hash and length, and the mesh's bounds and counts (zero without a mesh).
+    pub fn node(&self, pack: &[u8], geometric_error: f32) -> TileNode {
+        let id = self.id();
+        let (bounds_min, bounds_max) = self
+            .mesh
+            .as_ref()
+            .and_then(|m| m.bounds())
+            .unwrap_or(([0.0; 3], [0.0; 3]));
+        TileNode {
+            level: id.level,
+            x: id.x,
+            y: id.y,
+            bounds_min,
+            bounds_max,
+            geometric_error,
+            path: id.pack_path(),
+            content_hash: xxhash_rust::xxh3::xxh3_64(pack),
+            file_len: pack.len() as u64,
+            vertex_count: self.mesh.as_ref().map_or(0, |m| m.positions.len() as u32),
+            triangle_count: self
+                .mesh
+                .as_ref()
+                .map_or(0, |m| (m.main_index_count / 3) as u32),
         }
     }
 }

@@ -226,7 +226,7 @@ fn tile_contents_checks_every_cross_section_invariant() {
     ]);
     let t = TileContents::read(&ok).unwrap();
     assert_eq!(t.mesh.as_ref().unwrap().positions.len(), 12);
-    assert_eq!(t.address(), (0, 0, 0));
+    assert_eq!(t.id(), kiln_formats::TileId::new(0, 0, 0));
 
     let ao = tile_pack(&[
         (TerrainMesh::KIND, m.encode().unwrap()),
@@ -344,4 +344,30 @@ proptest::proptest! {
             proptest::prop_assert!(t.mesh.as_ref().is_none_or(|m| m.indices.iter().all(|&i| (i as usize) < v)));
         }
     }
+}
+
+#[test]
+fn a_tile_written_by_to_pack_reads_back_identical_and_its_node_describes_it() {
+    let id = kiln_formats::TileId::new(2, 1, 3);
+    let mut t = TileContents::new(id, "w", 42);
+    t.mesh = Some(mesh(12));
+    t.ao = Some(VertexAo(vec![7; 12]));
+    t.irradiance = Some(VertexIrradiance(vec![[0.5; 3]; 12]));
+    let bytes = t.to_pack([0, 1, 0]).unwrap();
+    let back = TileContents::read(&Pack::from_bytes(bytes.clone()).unwrap()).unwrap();
+    assert_eq!(back, t);
+    assert_eq!(back.id(), id);
+    let node = t.node(&bytes, 0.5);
+    assert_eq!(node.id(), id);
+    assert_eq!(node.path, "tiles/L2_1_3.kpack");
+    assert_eq!((node.file_len, node.vertex_count), (bytes.len() as u64, 12));
+    assert_eq!(node.content_hash, xxh3_64(&bytes));
+
+    // The writer writes what it is given; the reader still refuses what does not fit together.
+    t.ao = Some(VertexAo(vec![7; 11]));
+    let bad = t.to_pack([0, 1, 0]).unwrap();
+    let e = TileContents::read(&Pack::from_bytes(bad).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("11 values for 12"), "{e}");
 }

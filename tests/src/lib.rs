@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use kiln_formats::sections::{Manifest, TerrainMesh, VertexAo};
-use kiln_formats::Pack;
+use kiln_formats::{Pack, TileContents, TileId};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -43,12 +43,20 @@ pub fn manifest(bake_dir: &Path) -> Manifest {
     Pack::open(&bake_dir.join("manifest.kpack")).unwrap().require().unwrap()
 }
 
+/// A tile of a bake, read with every cross-section check the viewer's loader makes.
+pub fn tile_contents(bake_dir: &Path, id: TileId) -> TileContents {
+    let m = manifest(bake_dir);
+    let node = m.tile(id).expect("tile in manifest");
+    let pack = Pack::open(&bake_dir.join(&node.path)).unwrap();
+    let contents = TileContents::read(&pack).unwrap();
+    assert_eq!(contents.id(), id, "{} names its own tile", node.path);
+    contents
+}
+
 /// A tile's mesh and AO from a bake.
 pub fn tile(bake_dir: &Path, level: u32, x: u32, y: u32) -> (TerrainMesh, VertexAo) {
-    let m = manifest(bake_dir);
-    let node = m.node(level, x, y).expect("tile in manifest");
-    let pack = Pack::open(&bake_dir.join(&node.path)).unwrap();
-    (pack.require().unwrap(), pack.require().unwrap())
+    let t = tile_contents(bake_dir, TileId::new(level, x, y));
+    (t.mesh.expect("a tile mesh"), t.ao.expect("per-vertex AO"))
 }
 
 /// Copies a directory tree (for corrupting a copy of a bake).

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use kiln_bake::pipeline::{bake, BakeOptions, BakeReport};
 use kiln_bake::world::load_world;
 use kiln_e2e::{kiln, repo_root, scratch};
-use kiln_formats::sections::VertexIrradiance;
 
 fn all_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     kiln_bake::cli::find_packs(dir).unwrap().into_iter().map(|p| (p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap())).collect()
@@ -192,7 +191,7 @@ fn level0_irradiance(bake_dir: &Path) -> (f64, Vec<[f32; 3]>) {
         .nodes
         .iter()
         .filter(|n| n.level == 0)
-        .flat_map(|n| kiln_formats::Pack::open(&bake_dir.join(&n.path)).unwrap().require::<VertexIrradiance>().unwrap().0)
+        .flat_map(|n| kiln_e2e::tile_contents(bake_dir, n.id()).irradiance.expect("per-vertex irradiance").0)
         .collect();
     let mean = values.iter().map(|c| (0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]) as f64).sum::<f64>() / values.len() as f64;
     (mean, values)

@@ -9,7 +9,7 @@ use crate::camera::CameraPose;
 use crate::error::ViewerError;
 use crate::exposure::ExposureArg;
 use crate::headless::{self, HeadlessOptions};
-use crate::streaming::{StreamConfig, TileKey};
+use crate::streaming::{StreamConfig, TileId};
 use crate::view_mode::ViewMode;
 use crate::window::{self, WindowOptions};
 
@@ -53,8 +53,8 @@ pub struct Args {
     #[arg(long, default_value_t = 2.0)]
     pub max_error_px: f32,
     /// Test hook: never load tile L,X,Y (its nearest ancestor is drawn instead). Repeatable.
-    #[arg(long, value_parser = parse_tile_key)]
-    pub withhold: Vec<TileKey>,
+    #[arg(long, value_parser = parse_tile_id)]
+    pub withhold: Vec<TileId>,
     /// Window: exit after N presented frames.
     #[arg(long)]
     pub frames: Option<u64>,
@@ -85,10 +85,10 @@ pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
 }
 
 /// Parses `L,X,Y`.
-pub fn parse_tile_key(s: &str) -> Result<TileKey, String> {
+pub fn parse_tile_id(s: &str) -> Result<TileId, String> {
     let v: Vec<u32> = s.split(',').map(|p| p.trim().parse::<u32>().map_err(|_| format!("{p:?} is not a whole number"))).collect::<Result<_, _>>()?;
     match v[..] {
-        [level, x, y] => Ok(TileKey { level, x, y }),
+        [level, x, y] => Ok(TileId { level, x, y }),
         _ => Err(format!("expected L,X,Y, got {s:?}")),
     }
 }
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(a.camera.unwrap().position.x, -10.0);
         assert_eq!(a.size, [320, 240]);
         assert_eq!(a.mode, ViewMode::Ao);
-        assert_eq!(a.withhold, vec![TileKey { level: 0, x: 1, y: 2 }, TileKey { level: 1, x: 0, y: 0 }]);
+        assert_eq!(a.withhold, vec![TileId { level: 0, x: 1, y: 2 }, TileId { level: 1, x: 0, y: 0 }]);
         assert!(a.check().is_ok());
         assert_eq!(a.stream_config().unwrap().budget_bytes, 512 << 20);
         assert_eq!(a.exposure, ExposureArg::Stops(0.0));

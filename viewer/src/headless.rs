@@ -16,7 +16,7 @@ use crate::passes::hud::HudLine;
 use crate::renderer::{FrameDesc, FrameReport, Renderer};
 use crate::screenshot::{offscreen_target, read_rgba, save_png};
 use crate::session::{open_streamer, world_info, Session};
-use crate::streaming::{StreamConfig, TileKey};
+use crate::streaming::{StreamConfig, TileId};
 use crate::view_mode::ViewMode;
 
 /// Options of a headless run (from the command line).
@@ -31,7 +31,7 @@ pub struct HeadlessOptions {
     pub fly: Option<PathBuf>,
     pub stats: Option<PathBuf>,
     pub config: StreamConfig,
-    pub withhold: Vec<TileKey>,
+    pub withhold: Vec<TileId>,
     /// Draw the HUD into the image.
     pub hud: bool,
     /// Longest wait for a still view to finish streaming.

@@ -7,7 +7,7 @@ use crate::camera::Camera;
 use crate::exposure::Exposure;
 use crate::passes::hud::HudLine;
 use crate::renderer::{FrameReport, TileMeta};
-use crate::streaming::{StreamStats, TileKey};
+use crate::streaming::{StreamStats, TileId};
 use crate::view_mode::ViewMode;
 
 /// Everything the HUD shows.
@@ -25,7 +25,7 @@ pub struct HudInfo<'a> {
     pub speed: f32,
     pub exposure: Exposure,
     /// The tile under the cursor (`Some(None)`: sky), with its manifest node and GPU metadata.
-    pub cursor: Option<(Option<TileKey>, Option<&'a TileNode>, Option<TileMeta>)>,
+    pub cursor: Option<(Option<TileId>, Option<&'a TileNode>, Option<TileMeta>)>,
     pub last_error: Option<&'a str>,
     pub error_count: usize,
     /// Show the key bindings (the window; a headless image has no keys).
@@ -96,7 +96,7 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         None => {}
         Some((None, ..)) => v.push(HudLine::info("cursor: sky")),
         Some((Some(k), node, meta)) => {
-            let mut line = format!("cursor: L{} ({},{})", k.level, k.x, k.y);
+            let mut line = format!("cursor: {k}");
             if let Some(n) = node {
                 line += &format!("  pack {}  {} verts  {} tris", mib(n.file_len), n.vertex_count, n.triangle_count);
             }
@@ -145,7 +145,7 @@ mod tests {
             camera,
             speed: 5.0,
             exposure: Exposure { auto: false, ev: 2.0, compensation: 0.0 },
-            cursor: Some((Some(TileKey { level: 1, x: 2, y: 3 }), node, None)),
+            cursor: Some((Some(TileId { level: 1, x: 2, y: 3 }), node, None)),
             last_error: Some("tiles/L0_0_0.kpack: checksum mismatch"),
             error_count: 1,
             keys_help: true,

@@ -11,11 +11,11 @@ use crate::camera::Camera;
 use crate::error::ViewerError;
 use crate::gpu::Gpu;
 use crate::renderer::{FrameDesc, FrameReport, Renderer, WorldInfo};
-use crate::streaming::{StreamConfig, Streamer, TileKey};
+use crate::streaming::{StreamConfig, Streamer, TileId};
 
 /// Opens the bake directory (before any GPU or window work, so a bad path fails fast) and
 /// registers the withheld tiles.
-pub fn open_streamer(bake_dir: &Path, config: StreamConfig, withhold: &[TileKey]) -> Result<Streamer, ViewerError> {
+pub fn open_streamer(bake_dir: &Path, config: StreamConfig, withhold: &[TileId]) -> Result<Streamer, ViewerError> {
     let mut s = Streamer::open(bake_dir, config)?;
     for &k in withhold {
         s.withhold(k);
@@ -52,7 +52,7 @@ pub struct Session {
     pub streamer: Streamer,
     pub renderer: Renderer,
     pub world: WorldInfo,
-    draw: Vec<TileKey>,
+    draw: Vec<TileId>,
     reported: BTreeSet<String>,
     /// The most recent tile error, for the HUD.
     pub last_error: Option<String>,
@@ -96,7 +96,7 @@ impl Session {
     }
 
     /// The draw list of the last update.
-    pub fn draw_list(&self) -> &[TileKey] {
+    pub fn draw_list(&self) -> &[TileId] {
         &self.draw
     }
 

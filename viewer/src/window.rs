@@ -24,7 +24,7 @@ use crate::hud_text::{hud_lines, HudInfo};
 use crate::renderer::{FrameDesc, FrameReport, Renderer};
 use crate::screenshot::{offscreen_target, read_rgba, save_png};
 use crate::session::{open_streamer, world_info, Session};
-use crate::streaming::{StreamConfig, Streamer, TileKey};
+use crate::streaming::{StreamConfig, Streamer, TileId};
 use crate::view_mode::ViewMode;
 
 /// Options of a windowed run (from the command line).
@@ -35,7 +35,7 @@ pub struct WindowOptions {
     pub size: [u32; 2],
     pub mode: ViewMode,
     pub config: StreamConfig,
-    pub withhold: Vec<TileKey>,
+    pub withhold: Vec<TileId>,
     /// Exit after this many frames (tests, benchmarks).
     pub frames: Option<u64>,
     pub edge_wireframe: bool,
@@ -378,7 +378,7 @@ impl Running {
     }
 
     /// The HUD; `picked` is `None` when nothing is being inspected, `Some(None)` over the sky.
-    fn hud(&self, picked: Option<Option<TileKey>>) -> Vec<crate::passes::hud::HudLine> {
+    fn hud(&self, picked: Option<Option<TileId>>) -> Vec<crate::passes::hud::HudLine> {
         let s = &self.session;
         let cursor = picked.map(|p| (p, p.and_then(|k| s.streamer.tile_info(k)), p.and_then(|k| s.renderer.tile_meta(k))));
         hud_lines(&HudInfo {

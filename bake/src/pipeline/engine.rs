@@ -27,7 +27,7 @@ use super::progress::Progress;
 use super::registry::{Entry, Registry};
 use super::stage_cache::{StageCache, StageInputs};
 use super::tile::{BakedTile, TileSummary};
-use super::{stage_version, tile_label, writer_version, StageTiming};
+use super::{stage_version, writer_version, StageTiming};
 use crate::cli::CliError;
 use crate::world::World;
 
@@ -252,7 +252,7 @@ impl<'a> Engine<'a> {
             let found: Vec<Option<TileOutput>> = todo
                 .par_iter()
                 .map(|&t| {
-                    self.cache.lookup(&tile_label(self.plan.tiles[t]), &keys[t], |b| {
+                    self.cache.lookup(&self.plan.tiles[t].label(), &keys[t], |b| {
                         let o = TileOutput::from_bytes(&b).ok_or("not a well-formed product output")?;
                         p.validate(t, &o, self).map(|()| o)
                     })
@@ -278,7 +278,7 @@ impl<'a> Engine<'a> {
                 .par_iter()
                 .map(|&t| {
                     let out = p.bake(t, &TileCtx { engine: self, tile: t })?;
-                    self.cache.computed(&tile_label(self.plan.tiles[t]), &keys[t], &out.to_bytes());
+                    self.cache.computed(&self.plan.tiles[t].label(), &keys[t], &out.to_bytes());
                     bar.advance(1);
                     Ok(out)
                 })
@@ -312,7 +312,7 @@ impl<'a> Engine<'a> {
                 .map(|(&t, key)| {
                     let id = self.plan.tiles[t];
                     let want = hit_check::PackIdentity { id, world_name: &self.plan.world.spec.name, inputs_hash: key.key().0 as u64, products: &products };
-                    self.cache.lookup(&tile_label(id), key, |b| hit_check::pack(&b, &want))
+                    self.cache.lookup(&id.label(), key, |b| hit_check::pack(&b, &want))
                 })
                 .collect()
         });
@@ -328,7 +328,7 @@ impl<'a> Engine<'a> {
                 .par_iter()
                 .map(|&j| {
                     let baked = self.assemble(wanted[j], pack_keys[j].key().0 as u64)?;
-                    self.cache.computed(&tile_label(baked.id), &pack_keys[j], &baked.to_bytes());
+                    self.cache.computed(&baked.id.label(), &pack_keys[j], &baked.to_bytes());
                     Ok(baked)
                 })
                 .collect::<Result<_, CliError>>()
@@ -342,7 +342,7 @@ impl<'a> Engine<'a> {
 
     fn assemble(&self, t: usize, inputs_hash: u64) -> Result<BakedTile, CliError> {
         let id = self.plan.tiles[t];
-        let pack_err = |e: kiln_formats::FormatError| self.plan.failed(format_args!("tile {}: packing: {e}", tile_label(id)));
+        let pack_err = |e: kiln_formats::FormatError| self.plan.failed(format_args!("tile {id}: packing: {e}"));
         let mut pack = PackBuilder::new(writer_version());
         pack.add(&PackInfo {
             kind: PackKind::Tile { level: id.level, x: id.x, y: id.y },
@@ -358,7 +358,7 @@ impl<'a> Engine<'a> {
             }
             summary = summary.or(out.summary);
         }
-        let summary = summary.ok_or_else(|| self.plan.failed(format_args!("tile {}: no product summarised it", tile_label(id))))?;
+        let summary = summary.ok_or_else(|| self.plan.failed(format_args!("tile {id}: no product summarised it")))?;
         Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
     }
 

@@ -28,7 +28,7 @@ pub const VOLUME_CELL_VOXELS: usize = 4;
 pub enum LightingStageError {
     #[error("lighting: {0}")]
     Bake(#[from] LightingError),
-    #[error("lighting: tile L{} ({},{}): {source}", id.level, id.x, id.y)]
+    #[error("lighting: tile {id}: {source}")]
     Tile { id: TileId, source: FormatError },
 }
 

@@ -2,14 +2,7 @@
 //! its surface lies from the full-resolution one.
 
 use kiln_formats::sections::Lattice;
-
-/// One node of the quadtree: tile (`x`, `y`) of LOD `level`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TileId {
-    pub level: u32,
-    pub y: u32,
-    pub x: u32,
-}
+pub use kiln_formats::TileId;
 
 /// The tiling of a volume: level-0 tiles of `tile_voxels` columns, `tiles` of them along X and Y.
 #[derive(Clone, Copy, Debug)]
@@ -33,21 +26,12 @@ impl Tiling {
 
     /// Tiles of `level` along X and Y.
     pub fn tiles_at(&self, level: u32) -> [u32; 2] {
-        [(self.tiles[0] >> level).max(1), (self.tiles[1] >> level).max(1)]
+        TileId::tiles_at(self.tiles, level)
     }
 
     /// Every node, sorted by (level, y, x): the order packs are baked and listed in.
     pub fn all_tiles(&self) -> Vec<TileId> {
-        let mut out = Vec::new();
-        for level in 0..self.levels() {
-            let [tx, ty] = self.tiles_at(level);
-            for y in 0..ty {
-                for x in 0..tx {
-                    out.push(TileId { level, y, x });
-                }
-            }
-        }
-        out
+        TileId::all(self.tiles, self.levels()).collect()
     }
 
     /// Sample spacing in voxels at `level`.

@@ -148,7 +148,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> R
 
     let clock = Instant::now();
     let manifest_bytes = manifest_pack(&plan, &tiles)?;
-    let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (tile_path(t.id), t.pack.as_slice())).collect();
+    let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (t.id.pack_path(), t.pack.as_slice())).collect();
     files.push(("manifest.kpack".to_owned(), &manifest_bytes));
     let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
     let dest = staging.dest().to_owned();
@@ -189,10 +189,6 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> R
     })
 }
 
-fn tile_label(id: TileId) -> String {
-    format!("L{} ({},{})", id.level, id.x, id.y)
-}
-
 fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, CliError> {
     let spec = &plan.world.spec;
     let dims = plan.world.dims();
@@ -227,12 +223,7 @@ fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
         let children = if t.id.level == 0 {
             0.0
         } else {
-            let mut m = 0.0f32;
-            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                let c = TileId { level: t.id.level - 1, x: t.id.x * 2 + dx, y: t.id.y * 2 + dy };
-                m = m.max(error.get(&c).copied().unwrap_or(0.0));
-            }
-            m
+            t.id.children().into_iter().flatten().map(|c| error.get(&c).copied().unwrap_or(0.0)).fold(0.0f32, f32::max)
         };
         error.insert(t.id, t.summary.own_error.max(children));
     }
@@ -245,18 +236,13 @@ fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
             bounds_min: t.summary.bounds.0,
             bounds_max: t.summary.bounds.1,
             geometric_error: error[&t.id],
-            path: tile_path(t.id),
+            path: t.id.pack_path(),
             content_hash: xxh3_64(&t.pack),
             file_len: t.pack.len() as u64,
             vertex_count: t.summary.vertex_count,
             triangle_count: t.summary.triangle_count,
         })
         .collect()
-}
-
-/// Where a tile's pack lives inside a bake directory.
-pub fn tile_path(id: TileId) -> String {
-    format!("tiles/L{}_{}_{}.kpack", id.level, id.x, id.y)
 }
 
 /// Hash of everything the bake reads: the world's canonical definition and its embedded files.
@@ -278,7 +264,7 @@ pub fn world_hash(world: &World) -> u64 {
 pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> {
     let plan = Plan::new(world);
     let Some(index) = plan.tiles.iter().position(|&t| t == id) else {
-        return Err(CliError::Usage(format!("{}: no tile L{} ({},{})", world.spec.name, id.level, id.x, id.y)));
+        return Err(CliError::Usage(format!("{}: no tile {id}", world.spec.name)));
     };
     let cache = StageCache::new(None, &world.spec.name, false);
     let registry = Registry::standard();

@@ -9,11 +9,11 @@ use crate::mc::MarchError;
 /// Why a tile could not be baked.
 #[derive(Debug, Error)]
 pub enum TileError {
-    #[error("tile L{} ({},{}): meshing: {source}", id.level, id.x, id.y)]
+    #[error("tile {id}: meshing: {source}")]
     Mesh { id: TileId, source: MarchError },
-    #[error("tile L{} ({},{}): ambient occlusion: {source}", id.level, id.x, id.y)]
+    #[error("tile {id}: ambient occlusion: {source}")]
     Ao { id: TileId, source: crate::ao::AoError },
-    #[error("tile L{} ({},{}): packing: {source}", id.level, id.x, id.y)]
+    #[error("tile {id}: packing: {source}")]
     Pack { id: TileId, source: FormatError },
 }
 

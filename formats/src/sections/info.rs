@@ -4,6 +4,7 @@ use super::{decode_bincode, encode_bincode};
 use crate::container::SectionKind;
 use crate::error::FormatError;
 use crate::pack::Section;
+use crate::tile_id::TileId;
 
 /// What a pack is for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +34,21 @@ impl Section for PackInfo {
     }
     fn decode(raw: &[u8]) -> Result<Self, FormatError> {
         decode_bincode(Self::KIND, raw)
+    }
+}
+
+impl PackKind {
+    /// The kind of tile `id`'s pack.
+    pub fn tile(id: TileId) -> PackKind {
+        PackKind::Tile { level: id.level, x: id.x, y: id.y }
+    }
+
+    /// The tile this pack holds, if it is a tile pack.
+    pub fn tile_id(&self) -> Option<TileId> {
+        match *self {
+            PackKind::Tile { level, x, y } => Some(TileId::new(level, x, y)),
+            PackKind::Manifest => None,
+        }
     }
 }
 

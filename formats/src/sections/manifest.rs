@@ -3,7 +3,9 @@ use serde::{Deserialize, Serialize};
 use super::{decode_bincode, encode_bincode};
 use crate::container::SectionKind;
 use crate::error::{bad, FormatError};
-use crate::pack::Section;
+use crate::pack::{PackBuilder, Section};
+use crate::sections::{PackInfo, PackKind};
+use crate::tile_id::TileId;
 
 /// One node of the tile quadtree: a tile pack at some LOD level.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -24,6 +26,13 @@ pub struct TileNode {
     pub file_len: u64,
     pub vertex_count: u32,
     pub triangle_count: u32,
+}
+
+impl TileNode {
+    /// The tile this node lists.
+    pub fn id(&self) -> TileId {
+        TileId::new(self.level, self.x, self.y)
+    }
 }
 
 /// Most level-0 tiles along one axis a manifest may declare (a world axis of 2^16 tiles is far beyond
@@ -54,13 +63,27 @@ pub struct Manifest {
 impl Manifest {
     /// The node at (level, x, y), if baked.
     pub fn node(&self, level: u32, x: u32, y: u32) -> Option<&TileNode> {
-        self.nodes.iter().find(|n| n.level == level && n.x == x && n.y == y)
+        self.tile(TileId::new(level, x, y))
+    }
+
+    /// A `manifest.kpack` holding this manifest: `PINF` (kind manifest, inputs hash the world hash)
+    /// and `MNFT`, the pack writer of tests and tools that make bakes without the baker (the baker
+    /// also embeds the world's source files).
+    pub fn to_pack(&self, writer_version: [u16; 3]) -> Result<Vec<u8>, FormatError> {
+        let mut b = PackBuilder::new(writer_version);
+        b.add(&PackInfo { kind: PackKind::Manifest, world_name: self.world_name.clone(), inputs_hash: self.world_hash })?;
+        b.add(self)?;
+        b.to_bytes()
+    }
+
+    /// The node of tile `id`, if baked.
+    pub fn tile(&self, id: TileId) -> Option<&TileNode> {
+        self.nodes.iter().find(|n| n.id() == id)
     }
 
     /// Level-`level` tiles along X and Y.
     pub fn tiles_at_level(&self, level: u32) -> [u32; 2] {
-        // checked_shr: a level of 32 or more (from an unchecked manifest) is a single tile, not a panic.
-        self.tiles_per_axis.map(|t| t.checked_shr(level).unwrap_or(0).max(1))
+        TileId::tiles_at(self.tiles_per_axis, level)
     }
 
     /// How many nodes a complete quadtree of this manifest's tiling has. Bounded by the limits that
@@ -102,14 +125,14 @@ impl Manifest {
         }
         for n in &self.nodes {
             if !n.bounds_min.iter().chain(&n.bounds_max).chain([&n.geometric_error]).all(|v| v.is_finite()) {
-                return err(format!("node L{} ({},{}) has non-finite bounds or error", n.level, n.x, n.y));
+                return err(format!("node {} has non-finite bounds or error", n.id()));
             }
             let [tx, ty] = self.tiles_at_level(n.level);
             if n.level >= self.levels || n.x >= tx || n.y >= ty {
-                return err(format!("node L{} ({},{}) lies outside the {}-level quadtree", n.level, n.x, n.y, self.levels));
+                return err(format!("node {} lies outside the {}-level quadtree", n.id(), self.levels));
             }
             if n.path.is_empty() || n.path.starts_with('/') || n.path.split('/').any(|c| c == ".." || c.is_empty()) {
-                return err(format!("node L{} ({},{}) has an unsafe path {:?}", n.level, n.x, n.y, n.path));
+                return err(format!("node {} has an unsafe path {:?}", n.id(), n.path));
             }
         }
         Ok(())

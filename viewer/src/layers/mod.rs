@@ -25,10 +25,10 @@ pub mod terrain;
 use std::any::Any;
 
 use glam::Vec3;
-use kiln_formats::Pack;
+use kiln_formats::{Pack, TileContents};
 
 use crate::passes::Layouts;
-use crate::streaming::TileKey;
+use crate::streaming::TileId;
 use crate::view_mode::ViewMode;
 
 /// The phases of a frame, in drawing order. [`Phase::Shadow`] is recorded into the sun's shadow
@@ -64,10 +64,12 @@ pub trait Decoded: Any + Send {
 
 /// A product's decoder, run on the loader threads.
 pub trait Decoder: Send + Sync {
-    /// Decodes this product's sections of `pack` (tile `key`, already checked to be that tile).
-    /// `Ok(None)`: the pack holds none of this product. An error is one line without the path
-    /// (the loader adds it), and fails the whole tile: its ancestor is drawn instead.
-    fn decode(&self, pack: &Pack, key: TileKey) -> Result<Option<Box<dyn Decoded>>, String>;
+    /// Decodes this product's part of a tile pack. `tile` is the pack read once by
+    /// [`TileContents::read`] (its sections known to `kiln-formats`, checked against each other;
+    /// `tile.id()` already checked to be the tile asked for); `pack` gives a product its own
+    /// sections beyond those. `Ok(None)`: the pack holds none of this product. An error is one line
+    /// without the path (the loader adds it), and fails the whole tile: its ancestor is drawn instead.
+    fn decode(&self, pack: &Pack, tile: &TileContents) -> Result<Option<Box<dyn Decoded>>, String>;
 
     /// GPU bytes this product's part of a tile will likely take, from the manifest's record of it,
     /// before the tile was ever decoded (the LOD selection's budget check uses it).
@@ -86,7 +88,7 @@ pub struct Extent {
 /// One tile to draw this phase, with the dynamic offset of its `TileUniforms` (group 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DrawItem {
-    pub key: TileKey,
+    pub key: TileId,
     pub uniform_offset: u32,
 }
 
@@ -122,16 +124,16 @@ pub trait Layer {
 
     /// Uploads `data` (from this product's decoder) as tile `key`, replacing an older copy; an
     /// error refuses the tile with a message and leaves the rest of the view unaffected.
-    fn upload(&mut self, device: &wgpu::Device, key: TileKey, data: Box<dyn Decoded>) -> Result<(), String>;
+    fn upload(&mut self, device: &wgpu::Device, key: TileId, data: Box<dyn Decoded>) -> Result<(), String>;
 
     /// Frees tile `key` (no-op if it is not resident).
-    fn evict(&mut self, key: TileKey);
+    fn evict(&mut self, key: TileId);
 
     /// GPU bytes held by its resident tiles.
     fn resident_bytes(&self) -> u64;
 
     /// The resident tile `key`'s bounds and size; `None` if it is not resident.
-    fn extent(&self, key: TileKey) -> Option<Extent>;
+    fn extent(&self, key: TileId) -> Option<Extent>;
 
     /// Records `items` (resident, culled against this phase's volume) for `phase` into `pass`;
     /// returns the triangles drawn. A phase the layer has nothing for draws nothing.
@@ -184,7 +186,7 @@ mod tests {
     fn the_budget_counts_every_product_of_a_tile() {
         let terrain = terrain::TerrainData { vertices: Vec::new(), indices: vec![0; 6], main_index_count: 3 };
         let tile = DecodedTile {
-            key: TileKey { level: 0, x: 0, y: 0 },
+            key: TileId { level: 0, x: 0, y: 0 },
             products: vec![Some(Box::new(terrain)), None, Some(Box::new(Instances(1000)))],
             bounds_min: [0.0; 3],
             bounds_max: [1.0; 3],

@@ -14,7 +14,7 @@
 use super::{noise, Layouts, SHADOW_FORMAT};
 use crate::layers::{Bindings, DrawItem, Layer, Phase};
 use crate::renderer::uniforms::FrameUniforms;
-use crate::streaming::TileKey;
+use crate::streaming::TileId;
 use crate::view_mode::ViewMode;
 
 /// Shadow map edge in texels on a GPU: 2048² × 4 B = 16 MiB, sharp with the view-fitted projection.
@@ -28,7 +28,7 @@ pub const SHADOW_MAP_SIZE_CPU: u32 = 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caster {
     pub layer: usize,
-    pub key: TileKey,
+    pub key: TileId,
     pub triangles: u64,
 }
 
@@ -40,11 +40,11 @@ struct MapContents {
     /// Bit patterns, not floats: any change of the projection counts.
     proj: [u32; 16],
     /// Sorted (layer, tile) pairs.
-    casters: Vec<(usize, TileKey)>,
+    casters: Vec<(usize, TileId)>,
 }
 
 impl MapContents {
-    fn new(light_view_proj: &[[f32; 4]; 4], mut casters: Vec<(usize, TileKey)>) -> Self {
+    fn new(light_view_proj: &[[f32; 4]; 4], mut casters: Vec<(usize, TileId)>) -> Self {
         casters.sort_unstable();
         MapContents { proj: bytemuck::cast(*light_view_proj), casters }
     }
@@ -58,7 +58,7 @@ struct Redraw {
     next: usize,
     contents: MapContents,
     /// Casters evicted before their turn came (not in the map).
-    skipped: Vec<(usize, TileKey)>,
+    skipped: Vec<(usize, TileId)>,
 }
 
 impl Redraw {
@@ -257,8 +257,8 @@ mod tests {
 
     const ID: [[f32; 4]; 4] = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
 
-    fn k(x: u32) -> TileKey {
-        TileKey { level: 0, x, y: 0 }
+    fn k(x: u32) -> TileId {
+        TileId { level: 0, x, y: 0 }
     }
 
     #[test]

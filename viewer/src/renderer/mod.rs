@@ -28,7 +28,7 @@ use crate::passes::noise;
 use crate::passes::shadow::{Caster, ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
 use crate::passes::sky::SkyPass;
 use crate::passes::{Layouts, DEPTH_FORMAT, ID_FORMAT};
-use crate::streaming::{DecodedTile, TileKey};
+use crate::streaming::{DecodedTile, TileId};
 use crate::view_mode::{lod_color, ViewMode};
 use gpu_timer::{GpuTimer, PassTimes, Span};
 use meter::Meter;
@@ -52,7 +52,7 @@ pub struct FrameDesc<'a> {
     /// HUD text; empty draws no HUD.
     pub hud: &'a [HudLine],
     /// The tile to highlight (the one under the cursor).
-    pub highlight: Option<TileKey>,
+    pub highlight: Option<TileId>,
     /// Read the tile id at this pixel back (result later through [`Renderer::picked`]).
     pub pick_px: Option<[u32; 2]>,
     /// A still picture: the shadow map must hold exactly this frame's casters. Otherwise its
@@ -121,7 +121,7 @@ pub struct Renderer {
     depth: wgpu::TextureView,
     id: (wgpu::Texture, wgpu::TextureView),
     /// Resident tiles: uploaded to every layer that has data for them.
-    tiles: HashMap<TileKey, TileInfo>,
+    tiles: HashMap<TileId, TileInfo>,
     layouts: Layouts,
     sky: SkyPass,
     shadow: ShadowPass,
@@ -266,7 +266,7 @@ impl Renderer {
     /// Frees `evict`, then uploads `uploads`, each product's data to its layer. Returns one
     /// message per tile refused as malformed (by any layer: a tile is resident whole or not at
     /// all); the rest of the view is unaffected.
-    pub fn apply(&mut self, device: &wgpu::Device, uploads: Vec<DecodedTile>, evict: &[TileKey]) -> Vec<String> {
+    pub fn apply(&mut self, device: &wgpu::Device, uploads: Vec<DecodedTile>, evict: &[TileId]) -> Vec<String> {
         for &k in evict {
             self.evict(k);
         }
@@ -293,7 +293,7 @@ impl Renderer {
         refused
     }
 
-    fn evict(&mut self, key: TileKey) {
+    fn evict(&mut self, key: TileId) {
         self.tiles.remove(&key);
         for layer in &mut self.layers {
             layer.evict(key);
@@ -301,7 +301,7 @@ impl Renderer {
     }
 
     /// What the HUD shows about the resident tile `key`.
-    pub fn tile_meta(&self, key: TileKey) -> Option<TileMeta> {
+    pub fn tile_meta(&self, key: TileId) -> Option<TileMeta> {
         self.tiles.get(&key).map(|t| t.meta)
     }
 
@@ -316,7 +316,7 @@ impl Renderer {
     }
 
     /// The latest tile-id readback (polls nothing: call after `device.poll`). `Some(None)` = sky.
-    pub fn picked(&mut self) -> Option<Option<TileKey>> {
+    pub fn picked(&mut self) -> Option<Option<TileId>> {
         self.pick.collect();
         self.pick.latest
     }
@@ -357,14 +357,14 @@ impl Renderer {
     /// Renders the tiles of `draw` (the streamer's draw list; keys not resident are skipped and
     /// counted) into `target` (same size as the renderer, format [`Self::color_format`]) and
     /// submits the work.
-    pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileKey], frame: &FrameDesc<'_>) -> FrameReport {
+    pub fn render(&mut self, gpu: &Gpu, target: &wgpu::TextureView, draw: &[TileId], frame: &FrameDesc<'_>) -> FrameReport {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = frame.mode.shadowed();
         let mut uniforms = self.frame_uniforms(frame.camera, lit, frame.exposure_ev);
         let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
         let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
 
-        let resident: Vec<(TileKey, &TileInfo)> = draw.iter().filter_map(|&k| self.tiles.get(&k).map(|t| (k, t))).collect();
+        let resident: Vec<(TileId, &TileInfo)> = draw.iter().filter_map(|&k| self.tiles.get(&k).map(|t| (k, t))).collect();
         let mut report = FrameReport { missing: draw.len() - resident.len(), ..Default::default() };
         if resident.len() > self.tile_capacity {
             self.tile_capacity = resident.len().next_power_of_two();

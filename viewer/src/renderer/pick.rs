@@ -5,17 +5,17 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use crate::streaming::TileKey;
+use crate::streaming::TileId;
 
 /// The id-buffer value of `key`: `[level + 1, x | y << 16]` (0 means sky). Coordinates are below
 /// 2^16: a quadtree of 65536² level-0 tiles is beyond anything a pack can index anyway.
-pub fn encode(key: TileKey) -> [u32; 2] {
+pub fn encode(key: TileId) -> [u32; 2] {
     [key.level + 1, (key.x & 0xffff) | (key.y << 16)]
 }
 
 /// Inverse of [`encode`]; `None` for sky.
-pub fn decode(id: [u32; 2]) -> Option<TileKey> {
-    (id[0] != 0).then(|| TileKey { level: id[0] - 1, x: id[1] & 0xffff, y: id[1] >> 16 })
+pub fn decode(id: [u32; 2]) -> Option<TileId> {
+    (id[0] != 0).then(|| TileId { level: id[0] - 1, x: id[1] & 0xffff, y: id[1] >> 16 })
 }
 
 const IDLE: u8 = 0;
@@ -29,7 +29,7 @@ pub struct PickReadback {
     state: Arc<AtomicU8>,
     copied: bool,
     /// The latest result: `Some(None)` = sky under the cursor, `None` = nothing read yet.
-    pub latest: Option<Option<TileKey>>,
+    pub latest: Option<Option<TileId>>,
 }
 
 impl PickReadback {
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn ids_round_trip_and_zero_is_sky() {
-        for key in [TileKey { level: 0, x: 0, y: 0 }, TileKey { level: 7, x: 65535, y: 1234 }, TileKey { level: 31, x: 3, y: 65535 }] {
+        for key in [TileId { level: 0, x: 0, y: 0 }, TileId { level: 7, x: 65535, y: 1234 }, TileId { level: 31, x: 3, y: 65535 }] {
             assert_eq!(decode(encode(key)), Some(key));
         }
         assert_eq!(decode([0, 12345]), None);

@@ -14,16 +14,15 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kiln_formats::sections::{PackInfo, PackKind};
-use kiln_formats::{FormatError, Pack};
+use kiln_formats::{Pack, TileContents};
 
-use super::{DecodedTile, TileKey};
+use super::{DecodedTile, TileId};
 use crate::layers::Decoder;
 
 /// One tile to load, with what the manifest promises about it.
 #[derive(Clone, Debug)]
 pub(crate) struct Job {
-    pub(crate) key: TileKey,
+    pub(crate) key: TileId,
     pub(crate) path: PathBuf,
     pub(crate) content_hash: u64,
     pub(crate) bounds_min: [f32; 3],
@@ -32,19 +31,19 @@ pub(crate) struct Job {
 
 /// A finished load: the decoded tile, or the problem, already prefixed with the file's path.
 pub(crate) struct Outcome {
-    pub(crate) key: TileKey,
+    pub(crate) key: TileId,
     pub(crate) result: Result<DecodedTile, String>,
 }
 
 #[derive(Default)]
 struct State {
     queue: VecDeque<Job>,
-    busy: BTreeSet<TileKey>,
+    busy: BTreeSet<TileId>,
     done: Vec<Outcome>,
     shutdown: bool,
     /// Every job started, in order (tests check the load order with it).
     #[cfg(test)]
-    started: Vec<TileKey>,
+    started: Vec<TileId>,
 }
 
 struct Shared {
@@ -89,7 +88,7 @@ impl Loader {
     /// are being loaded or whose result is waiting to be collected.
     pub(crate) fn set_queue(&self, jobs: Vec<Job>) {
         let mut state = self.shared.lock();
-        let done: BTreeSet<TileKey> = state.done.iter().map(|o| o.key).collect();
+        let done: BTreeSet<TileId> = state.done.iter().map(|o| o.key).collect();
         state.queue = jobs.into_iter().filter(|j| !state.busy.contains(&j.key) && !done.contains(&j.key)).collect();
         if !state.queue.is_empty() {
             self.shared.work.notify_all();
@@ -109,7 +108,7 @@ impl Loader {
 
     /// Every job started so far, in order.
     #[cfg(test)]
-    pub(crate) fn started(&self) -> Vec<TileKey> {
+    pub(crate) fn started(&self) -> Vec<TileId> {
         self.shared.lock().started.clone()
     }
 
@@ -203,18 +202,18 @@ fn run(shared: &Shared) {
 }
 
 /// Reads, verifies and decodes one tile pack with every product's decoder. The pack's layout is
-/// checked on open and each section's checksum as it is read; the whole file must also hash to the
+/// checked on open, each section's checksum as it is read, and the sections against each other by
+/// [`TileContents::read`], which the decoders then share; the whole file must also hash to the
 /// manifest's content hash, which catches a sound pack from another bake as well as damage in
 /// sections no decoder reads.
 pub(crate) fn load_tile(job: &Job, decoders: &[Box<dyn Decoder>]) -> Result<DecodedTile, String> {
     let pack = Pack::open(&job.path).map_err(|e| e.to_string())?;
     let at = |e: String| format!("{}: {e}", job.path.display());
-    let info = pack.require::<PackInfo>().map_err(|e: FormatError| at(e.to_string()))?;
-    let TileKey { level, x, y } = job.key;
-    if info.kind != (PackKind::Tile { level, x, y }) {
-        return Err(at(format!("the pack holds {:?}, not tile {}", info.kind, job.key)));
+    let tile = TileContents::read(&pack).map_err(|e| at(e.to_string()))?;
+    if tile.id() != job.key {
+        return Err(at(format!("the pack holds {:?}, not tile {}", tile.info.kind, job.key)));
     }
-    let products = decoders.iter().map(|d| d.decode(&pack, job.key)).collect::<Result<Vec<_>, _>>().map_err(at)?;
+    let products = decoders.iter().map(|d| d.decode(&pack, &tile)).collect::<Result<Vec<_>, _>>().map_err(at)?;
     let content_hash = xxhash_rust::xxh3::xxh3_64(pack.bytes());
     if content_hash != job.content_hash {
         return Err(at(format!(
@@ -228,7 +227,7 @@ pub(crate) fn load_tile(job: &Job, decoders: &[Box<dyn Decoder>]) -> Result<Deco
         bounds_min: job.bounds_min,
         bounds_max: job.bounds_max,
         pack_bytes: pack.bytes().len() as u64,
-        inputs_hash: info.inputs_hash,
+        inputs_hash: tile.info.inputs_hash,
         content_hash,
     })
 }

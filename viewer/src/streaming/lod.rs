@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use glam::{Mat4, Vec3, Vec4};
 use kiln_formats::sections::{Manifest, TileNode};
 
-use super::{CameraView, TileKey};
+use super::{CameraView, TileId};
 
 /// How far ahead (seconds) the velocity prefetch looks.
 pub const LOOKAHEAD_SECONDS: f32 = 1.0;
@@ -16,8 +16,8 @@ pub const LOOKAHEAD_SECONDS: f32 = 1.0;
 /// construction), so walking up from any node reaches a root.
 pub(crate) struct Quadtree {
     manifest: Manifest,
-    index: BTreeMap<TileKey, usize>,
-    roots: Vec<TileKey>,
+    index: BTreeMap<TileId, usize>,
+    roots: Vec<TileId>,
 }
 
 impl Quadtree {
@@ -25,7 +25,7 @@ impl Quadtree {
     pub(crate) fn new(manifest: Manifest) -> Result<Self, String> {
         let mut index = BTreeMap::new();
         for (i, n) in manifest.nodes.iter().enumerate() {
-            let key = TileKey { level: n.level, x: n.x, y: n.y };
+            let key = n.id();
             if index.insert(key, i).is_some() {
                 return Err(format!("tile {key} appears twice in the quadtree"));
             }
@@ -39,11 +39,16 @@ impl Quadtree {
         }
         let top = manifest.levels - 1;
         for &key in index.keys() {
-            if key.level < top && !index.contains_key(&key.parent()) {
-                return Err(format!("tile {key} has no parent {} in the quadtree", key.parent()));
+            if key.level >= top {
+                continue;
+            }
+            match key.parent() {
+                Some(p) if index.contains_key(&p) => {}
+                Some(p) => return Err(format!("tile {key} has no parent {p} in the quadtree")),
+                None => return Err(format!("tile {key} has no parent in the quadtree")),
             }
         }
-        let roots: Vec<TileKey> = index.keys().copied().filter(|k| k.level == top).collect();
+        let roots: Vec<TileId> = index.keys().copied().filter(|k| k.level == top).collect();
         if roots.is_empty() {
             return Err(format!("the quadtree has no tile at its root level {top}"));
         }
@@ -54,47 +59,41 @@ impl Quadtree {
         &self.manifest
     }
 
-    pub(crate) fn node(&self, key: TileKey) -> Option<&TileNode> {
+    pub(crate) fn node(&self, key: TileId) -> Option<&TileNode> {
         self.index.get(&key).map(|&i| &self.manifest.nodes[i])
     }
 
     /// The nodes of the coarsest level, in key order.
-    pub(crate) fn roots(&self) -> &[TileKey] {
+    pub(crate) fn roots(&self) -> &[TileId] {
         &self.roots
     }
 
     /// The parent of `key` in the tree; `None` for a root.
-    pub(crate) fn parent(&self, key: TileKey) -> Option<TileKey> {
-        let p = key.parent();
-        (key.level + 1 < self.manifest.levels && self.index.contains_key(&p)).then_some(p)
+    pub(crate) fn parent(&self, key: TileId) -> Option<TileId> {
+        let p = key.parent()?;
+        (p.level < self.manifest.levels && self.index.contains_key(&p)).then_some(p)
     }
 
     /// `key`, then its parent, up to its root.
-    pub(crate) fn self_and_ancestors(&self, key: TileKey) -> impl Iterator<Item = TileKey> + '_ {
+    pub(crate) fn self_and_ancestors(&self, key: TileId) -> impl Iterator<Item = TileId> + '_ {
         std::iter::successors(Some(key), move |&k| self.parent(k))
     }
 
     /// The children of `key` that the bake holds (none at level 0, fewer than four at the world's edge).
-    pub(crate) fn children(&self, key: TileKey) -> impl Iterator<Item = TileKey> + '_ {
-        let level = key.level.checked_sub(1);
-        let child = move |i: u32| {
-            let x = key.x.checked_mul(2)?.checked_add(i & 1)?;
-            let y = key.y.checked_mul(2)?.checked_add(i >> 1)?;
-            Some(TileKey { level: level?, x, y })
-        };
-        (0..4u32).filter_map(child).filter(|k| self.index.contains_key(k))
+    pub(crate) fn children(&self, key: TileId) -> impl Iterator<Item = TileId> + '_ {
+        key.children().into_iter().flatten().filter(|k| self.index.contains_key(k))
     }
 
     /// The up to eight same-level neighbours of `key` that the bake holds (diagonals included: the
     /// planet text notes that without them a diagonal move finds nothing prefetched).
-    pub(crate) fn neighbours(&self, key: TileKey) -> impl Iterator<Item = TileKey> + '_ {
+    pub(crate) fn neighbours(&self, key: TileId) -> impl Iterator<Item = TileId> + '_ {
         (-1i64..=1)
             .flat_map(|dy| (-1i64..=1).map(move |dx| (dx, dy)))
             .filter(|&d| d != (0, 0))
             .filter_map(move |(dx, dy)| {
                 let x = u32::try_from(i64::from(key.x) + dx).ok()?;
                 let y = u32::try_from(i64::from(key.y) + dy).ok()?;
-                Some(TileKey { level: key.level, x, y })
+                Some(TileId { level: key.level, x, y })
             })
             .filter(|k| self.index.contains_key(k))
     }
@@ -185,7 +184,7 @@ impl LodCamera {
 /// A refinement candidate, largest screen error first (ties: smaller key first).
 struct Candidate {
     error: f32,
-    key: TileKey,
+    key: TileId,
 }
 impl PartialEq for Candidate {
     fn eq(&self, o: &Self) -> bool {
@@ -213,11 +212,11 @@ impl Ord for Candidate {
 ///
 /// Returns the cut in load priority order: coarse levels first (they are the fallbacks), then
 /// nearest first, then by key.
-pub(crate) fn select(tree: &Quadtree, cam: &LodCamera, max_error_px: f32, budget_bytes: u64, estimate: impl Fn(TileKey) -> u64) -> Vec<TileKey> {
+pub(crate) fn select(tree: &Quadtree, cam: &LodCamera, max_error_px: f32, budget_bytes: u64, estimate: impl Fn(TileId) -> u64) -> Vec<TileId> {
     let mut cut = BTreeSet::new();
     let mut bytes: u64 = tree.roots().iter().map(|&k| estimate(k)).sum();
     let mut heap = BinaryHeap::new();
-    let consider = |key: TileKey, cut: &mut BTreeSet<TileKey>, heap: &mut BinaryHeap<Candidate>| {
+    let consider = |key: TileId, cut: &mut BTreeSet<TileId>, heap: &mut BinaryHeap<Candidate>| {
         cut.insert(key);
         if let Some(node) = tree.node(key) {
             let error = cam.screen_error(node);
@@ -232,7 +231,7 @@ pub(crate) fn select(tree: &Quadtree, cam: &LodCamera, max_error_px: f32, budget
         }
     }
     while let Some(Candidate { key, .. }) = heap.pop() {
-        let children: Vec<TileKey> = tree.children(key).filter(|&c| tree.node(c).is_some_and(|n| cam.sees(n))).collect();
+        let children: Vec<TileId> = tree.children(key).filter(|&c| tree.node(c).is_some_and(|n| cam.sees(n))).collect();
         let added: u64 = children.iter().map(|&c| estimate(c)).sum();
         if bytes.saturating_add(added) > budget_bytes {
             continue;
@@ -243,24 +242,24 @@ pub(crate) fn select(tree: &Quadtree, cam: &LodCamera, max_error_px: f32, budget
             consider(c, &mut cut, &mut heap);
         }
     }
-    let mut cut: Vec<TileKey> = cut.into_iter().collect();
+    let mut cut: Vec<TileId> = cut.into_iter().collect();
     sort_by_priority(tree, cam, &mut cut);
     cut
 }
 
 /// Coarse first (the fallbacks), then nearest, then by key.
-pub(crate) fn sort_by_priority(tree: &Quadtree, cam: &LodCamera, keys: &mut [TileKey]) {
+pub(crate) fn sort_by_priority(tree: &Quadtree, cam: &LodCamera, keys: &mut [TileId]) {
     // Cached keys: one node lookup and distance per tile instead of two per comparison.
     keys.sort_by_cached_key(|&k| (Reverse(k.level), distance_key(tree, cam, k), k));
 }
 
 /// Sorts front to back (nearest box first, ties by key): the order that lets the depth test reject most.
-pub(crate) fn sort_front_to_back(tree: &Quadtree, cam: &LodCamera, keys: &mut [TileKey]) {
+pub(crate) fn sort_front_to_back(tree: &Quadtree, cam: &LodCamera, keys: &mut [TileId]) {
     keys.sort_by_cached_key(|&k| (distance_key(tree, cam, k), k));
 }
 
 /// The eye's distance to a tile as an integer that orders like `f32::total_cmp` (unknown tiles last).
-fn distance_key(tree: &Quadtree, cam: &LodCamera, key: TileKey) -> i32 {
+fn distance_key(tree: &Quadtree, cam: &LodCamera, key: TileId) -> i32 {
     let d = tree.node(key).map_or(f32::INFINITY, |n| cam.distance(n));
     let bits = d.to_bits() as i32;
     // Flipping the magnitude bits of negative values makes the two's-complement order the total order.
@@ -271,17 +270,17 @@ fn distance_key(tree: &Quadtree, cam: &LodCamera, key: TileKey) -> i32 {
 /// children of the nearest node at the deepest selected level (needed as soon as the camera comes
 /// closer) and its neighbours (needed when it moves sideways); then the cut the camera would need
 /// `LOOKAHEAD_SECONDS` ahead along its velocity (`predicted`), which the text lists as its next step.
-pub(crate) fn prefetch(tree: &Quadtree, cam: &LodCamera, cut: &[TileKey], predicted: &[TileKey]) -> Vec<TileKey> {
+pub(crate) fn prefetch(tree: &Quadtree, cam: &LodCamera, cut: &[TileId], predicted: &[TileId]) -> Vec<TileId> {
     let Some(nearest) = cut.iter().copied().min_by_key(|&k| (k.level, distance_key(tree, cam, k), k)) else {
         return Vec::new();
     };
-    let by_distance = |mut keys: Vec<TileKey>| {
+    let by_distance = |mut keys: Vec<TileId>| {
         sort_front_to_back(tree, cam, &mut keys);
         keys
     };
     let children = by_distance(tree.children(nearest).collect());
     let neighbours = by_distance(tree.neighbours(nearest).collect());
-    let in_cut: BTreeSet<TileKey> = cut.iter().copied().collect();
+    let in_cut: BTreeSet<TileId> = cut.iter().copied().collect();
     let mut seen = BTreeSet::new();
     children
         .into_iter()

@@ -39,33 +39,15 @@ use loader::{Job, Loader};
 use lod::{LodCamera, Quadtree};
 pub use lod::LOOKAHEAD_SECONDS;
 
-/// A node of the tile quadtree. Level 0 is the finest; node (x, y) of level k has the children
-/// (2x + dx, 2y + dy) of level k - 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TileKey {
-    pub level: u32,
-    pub x: u32,
-    pub y: u32,
-}
-
-impl TileKey {
-    /// The node one level coarser that covers this one (meaningless above the root level).
-    pub fn parent(self) -> TileKey {
-        TileKey { level: self.level + 1, x: self.x / 2, y: self.y / 2 }
-    }
-}
-
-impl fmt::Display for TileKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "L{} ({},{})", self.level, self.x, self.y)
-    }
-}
+/// The viewer's name for a tile is the one every crate uses: a node of the LOD quadtree, ordered
+/// by (level, y, x) like the manifest's nodes.
+pub use kiln_formats::TileId;
 
 /// A tile decoded on a loader thread, ready for GPU upload: each product's data from its decoder
 /// ([`crate::layers::Decoder`]), everything costly already done there, so that the render thread
 /// only copies bytes.
 pub struct DecodedTile {
-    pub key: TileKey,
+    pub key: TileId,
     /// One entry per product of [`crate::layers::PRODUCTS`], in order: its data, or `None` where
     /// the pack holds none of that product.
     pub products: Vec<Option<Box<dyn Decoded>>>,
@@ -147,10 +129,10 @@ pub struct FramePlan {
     /// Upload these now: visible builds first; at most one prefetch build, only when no visible build.
     pub uploads: Vec<DecodedTile>,
     /// Free these GPU buffers (least recently used past the budget, or withheld).
-    pub evict: Vec<TileKey>,
+    pub evict: Vec<TileId>,
     /// Draw exactly these, front to back; all are resident once `uploads` are. A selected tile that
     /// is not resident is replaced by its nearest resident ancestor: never a hole once the root is in.
-    pub draw: Vec<TileKey>,
+    pub draw: Vec<TileId>,
     /// Tiles that failed to load this frame (`path: problem`), each reported once.
     pub errors: Vec<String>,
 }
@@ -227,17 +209,17 @@ pub struct Streamer {
     bake_dir: PathBuf,
     config: StreamConfig,
     tree: Quadtree,
-    residency: Residency<TileKey>,
+    residency: Residency<TileId>,
     loader: Loader,
     /// Decoded tiles waiting for their upload.
-    ready: BTreeMap<TileKey, DecodedTile>,
+    ready: BTreeMap<TileId, DecodedTile>,
     /// Tiles that failed, with the problem; never requested again.
-    failed: BTreeMap<TileKey, String>,
-    withheld: BTreeSet<TileKey>,
+    failed: BTreeMap<TileId, String>,
+    withheld: BTreeSet<TileId>,
     /// Exact GPU bytes of tiles decoded at least once; the manifest's counts estimate the others.
-    known_bytes: BTreeMap<TileKey, u64>,
+    known_bytes: BTreeMap<TileId, u64>,
     /// Resident tiles to free with the next plan (withheld after upload).
-    evict_next: Vec<TileKey>,
+    evict_next: Vec<TileId>,
     /// The products' decoders (shared with the loader threads).
     decoders: Arc<[Box<dyn Decoder>]>,
     stats: StreamStats,
@@ -286,7 +268,7 @@ impl Streamer {
     }
 
     /// The manifest's record of a tile (for a HUD).
-    pub fn tile_info(&self, key: TileKey) -> Option<&TileNode> {
+    pub fn tile_info(&self, key: TileId) -> Option<&TileNode> {
         self.tree.node(key)
     }
 
@@ -302,7 +284,7 @@ impl Streamer {
         self.collect_loads(&mut errors);
 
         let cam = LodCamera::new(camera);
-        let estimate = |k: TileKey| self.estimate_bytes(k);
+        let estimate = |k: TileId| self.estimate_bytes(k);
         let cut = lod::select(&self.tree, &cam, self.config.max_error_px, self.config.budget_bytes, estimate);
         let prefetch = if self.config.prefetch {
             let predicted = LodCamera::predicted(camera, LOOKAHEAD_SECONDS)
@@ -318,7 +300,7 @@ impl Streamer {
         // tiles' parents, the closest stand-ins they can have (a tile that never arrives then costs
         // one level of detail over its parent's area, not the whole root's). Coarse first, so the
         // picture refines level by level.
-        let mut needed: Vec<TileKey> = self.tree.roots().to_vec();
+        let mut needed: Vec<TileId> = self.tree.roots().to_vec();
         needed.extend_from_slice(&cut);
         for &k in &cut {
             if !self.residency.is_built(k) {
@@ -358,7 +340,7 @@ impl Streamer {
     /// Counters as of the last update.
     pub fn stats(&self) -> StreamStats {
         let r = self.residency.stats();
-        let waiting = |k: &&TileKey| !self.failed.contains_key(k) && !self.withheld.contains(k);
+        let waiting = |k: &&TileId| !self.failed.contains_key(k) && !self.withheld.contains(k);
         StreamStats {
             visible: r.visible,
             visible_to_build: self.residency.visible_to_build().iter().filter(waiting).count(),
@@ -383,12 +365,12 @@ impl Streamer {
     }
 
     /// The tiles that failed to load, with the problem (`path: problem`), in key order.
-    pub fn failures(&self) -> impl Iterator<Item = (TileKey, &str)> + '_ {
+    pub fn failures(&self) -> impl Iterator<Item = (TileId, &str)> + '_ {
         self.failed.iter().map(|(&k, p)| (k, p.as_str()))
     }
 
     /// Test hook: never load `key` again, and free it if resident, so its nearest ancestor is drawn.
-    pub fn withhold(&mut self, key: TileKey) {
+    pub fn withhold(&mut self, key: TileId) {
         self.withheld.insert(key);
         self.ready.remove(&key);
         if self.residency.remove(key).is_some() {
@@ -431,9 +413,9 @@ impl Streamer {
     /// Queues a load for every needed or prefetched tile that is not loaded, failed or withheld (in
     /// that priority order), and drops decoded tiles nobody wants any more.
     fn queue_loads(&mut self) {
-        let wanted: Vec<TileKey> =
+        let wanted: Vec<TileId> =
             self.residency.visible_to_build().iter().chain(self.residency.cache_to_build()).copied().collect();
-        let wanted_set: BTreeSet<TileKey> = wanted.iter().copied().collect();
+        let wanted_set: BTreeSet<TileId> = wanted.iter().copied().collect();
         self.ready.retain(|k, _| wanted_set.contains(k));
         let jobs = wanted
             .into_iter()
@@ -454,7 +436,7 @@ impl Streamer {
 
     /// GPU bytes of a tile over all products: exact once decoded, otherwise each decoder's
     /// estimate from the manifest's record.
-    fn estimate_bytes(&self, key: TileKey) -> u64 {
+    fn estimate_bytes(&self, key: TileId) -> u64 {
         if let Some(&b) = self.known_bytes.get(&key) {
             return b;
         }
@@ -462,16 +444,16 @@ impl Streamer {
     }
 
     /// `key` itself if resident, else its nearest resident ancestor.
-    fn nearest_resident(&self, key: TileKey) -> Option<TileKey> {
+    fn nearest_resident(&self, key: TileId) -> Option<TileId> {
         self.tree.self_and_ancestors(key).find(|&k| self.residency.is_built(k))
     }
 
     /// The cut with stand-ins for missing tiles, without a tile whose ancestor is also drawn (the
     /// ancestor covers it; drawing both would overlap), front to back; and the number of cut tiles
     /// with nothing to stand in for them (holes).
-    fn draw_list(&self, cut: &[TileKey], cam: &LodCamera) -> (Vec<TileKey>, usize) {
+    fn draw_list(&self, cut: &[TileId], cam: &LodCamera) -> (Vec<TileId>, usize) {
         let mut uncovered = 0;
-        let shown: BTreeSet<TileKey> = cut
+        let shown: BTreeSet<TileId> = cut
             .iter()
             .filter_map(|&k| {
                 let r = self.nearest_resident(k);
@@ -479,7 +461,7 @@ impl Streamer {
                 r
             })
             .collect();
-        let mut draw: Vec<TileKey> = shown
+        let mut draw: Vec<TileId> = shown
             .iter()
             .copied()
             .filter(|&k| !self.tree.self_and_ancestors(k).skip(1).any(|a| shown.contains(&a)))

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use kiln_formats::sections::{Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo};
-use kiln_formats::{write_atomic, PackBuilder};
+use kiln_formats::sections::{Lattice, Manifest, TerrainMesh, VertexAo};
+use kiln_formats::{write_atomic, TileContents, TileId};
 
 /// World shape parameters.
 #[derive(Clone, Copy, Debug)]
@@ -126,35 +126,16 @@ impl Synth {
     pub fn write(&self, dir: &Path) {
         std::fs::create_dir_all(dir.join("tiles")).unwrap();
         let mut nodes = Vec::new();
-        for level in 0..self.levels {
-            let per = (self.tiles >> level).max(1);
-            for ty in 0..per {
-                for tx in 0..per {
-                    let (mesh, ao) = self.tile_mesh(level, tx, ty);
-                    let mut b = PackBuilder::new([0, 1, 0]);
-                    let inputs_hash = 0x5eed_0000_0000 ^ ((level as u64) << 32 | (tx as u64) << 16 | ty as u64);
-                    b.add(&PackInfo { kind: PackKind::Tile { level, x: tx, y: ty }, world_name: "synth".into(), inputs_hash }).unwrap();
-                    b.add(&mesh).unwrap();
-                    b.add(&VertexAo::from_f32(&ao)).unwrap();
-                    let bytes = b.to_bytes().unwrap();
-                    let path = format!("tiles/L{level}_{tx}_{ty}.kpack");
-                    write_atomic(&dir.join(&path), &bytes).unwrap();
-                    let (lo, hi) = mesh.bounds().unwrap();
-                    nodes.push(TileNode {
-                        level,
-                        x: tx,
-                        y: ty,
-                        bounds_min: lo,
-                        bounds_max: hi,
-                        geometric_error: if level == 0 { 0.0 } else { (1u32 << level) as f32 * 0.5 },
-                        path,
-                        content_hash: xxhash_rust::xxh3::xxh3_64(&bytes),
-                        file_len: bytes.len() as u64,
-                        vertex_count: mesh.positions.len() as u32,
-                        triangle_count: (mesh.main_index_count / 3) as u32,
-                    });
-                }
-            }
+        for id in TileId::all([self.tiles; 2], self.levels) {
+            let (mesh, ao) = self.tile_mesh(id.level, id.x, id.y);
+            let inputs_hash = 0x5eed_0000_0000 ^ ((id.level as u64) << 32 | (id.x as u64) << 16 | id.y as u64);
+            let mut tile = TileContents::new(id, "synth", inputs_hash);
+            tile.mesh = Some(mesh);
+            tile.ao = Some(VertexAo::from_f32(&ao));
+            let bytes = tile.to_pack([0, 1, 0]).unwrap();
+            let node = tile.node(&bytes, if id.level == 0 { 0.0 } else { (1u32 << id.level) as f32 * 0.5 });
+            write_atomic(&dir.join(&node.path), &bytes).unwrap();
+            nodes.push(node);
         }
         let lo = nodes.iter().fold([f32::MAX; 3], |m, n| [m[0].min(n.bounds_min[0]), m[1].min(n.bounds_min[1]), m[2].min(n.bounds_min[2])]);
         let hi = nodes.iter().fold([f32::MIN; 3], |m, n| [m[0].max(n.bounds_max[0]), m[1].max(n.bounds_max[1]), m[2].max(n.bounds_max[2])]);
@@ -171,10 +152,7 @@ impl Synth {
             bounds_max: hi,
             nodes,
         };
-        let mut b = PackBuilder::new([0, 1, 0]);
-        b.add(&PackInfo { kind: PackKind::Manifest, world_name: "synth".into(), inputs_hash: 7 }).unwrap();
-        b.add(&manifest).unwrap();
-        write_atomic(&dir.join("manifest.kpack"), &b.to_bytes().unwrap()).unwrap();
+        write_atomic(&dir.join("manifest.kpack"), &manifest.to_pack([0, 1, 0]).unwrap()).unwrap();
     }
 }
 

@@ -1,13 +1,12 @@
 //! The terrain decoder: a pack's mesh, AO and irradiance sections → [`TerrainData`], on the loader
 //! threads.
 
-use kiln_formats::sections::{TerrainMesh, TileNode, VertexAo, VertexIrradiance};
-use kiln_formats::Pack;
+use kiln_formats::sections::{TerrainMesh, TileNode};
+use kiln_formats::{Pack, Section, TileContents};
 
 use super::vertex::{pack_vertices, TerrainVertex, GPU_VERTEX_BYTES};
 use super::vertex_cache;
 use crate::layers::{Decoded, Decoder};
-use crate::streaming::TileKey;
 
 /// GPU bytes per index (u32).
 pub const INDEX_BYTES: u64 = 4;
@@ -37,8 +36,8 @@ impl Decoded for TerrainData {
 pub struct TerrainDecoder;
 
 impl Decoder for TerrainDecoder {
-    fn decode(&self, pack: &Pack, _key: TileKey) -> Result<Option<Box<dyn Decoded>>, String> {
-        decode(pack).map(|d| Some(Box::new(d) as Box<dyn Decoded>))
+    fn decode(&self, _pack: &Pack, tile: &TileContents) -> Result<Option<Box<dyn Decoded>>, String> {
+        decode(tile).map(|d| Some(Box::new(d) as Box<dyn Decoded>))
     }
 
     /// From the manifest's counts, skirts not counted there: a slight underestimate that the
@@ -48,40 +47,26 @@ impl Decoder for TerrainDecoder {
     }
 }
 
-/// Every tile has terrain: a pack without a mesh is an error, not an empty tile.
-pub fn decode(pack: &Pack) -> Result<TerrainData, String> {
-    let mesh = pack.require::<TerrainMesh>().map_err(|e| e.to_string())?;
+/// Every tile has terrain: a pack without a mesh is an error, not an empty tile. [`TileContents::read`]
+/// has checked the streams against each other (indices in range and whole triangles, one AO and
+/// irradiance value per vertex); what is left is what the GPU needs beyond that.
+pub fn decode(tile: &TileContents) -> Result<TerrainData, String> {
+    let mesh = tile.mesh.as_ref().ok_or_else(|| format!("required section {} is missing", TerrainMesh::KIND))?;
     let vertex_count = mesh.positions.len();
-    if mesh.normals.len() != vertex_count {
-        return Err(format!("{} normals for {vertex_count} vertices", mesh.normals.len()));
+    // An empty draw would be a tile that hides its ancestor yet shows nothing.
+    if mesh.indices.is_empty() {
+        return Err("the mesh has no triangles".to_string());
     }
-    // Out-of-range indices would read garbage on the GPU; partial triangles would shift every
-    // triangle after them.
-    if mesh.indices.is_empty()
-        || !mesh.indices.len().is_multiple_of(3)
-        || !mesh.main_index_count.is_multiple_of(3)
-        || mesh.main_index_count > mesh.indices.len()
-    {
-        return Err(format!("{} indices ({} main) are not whole triangles", mesh.indices.len(), mesh.main_index_count));
-    }
-    if let Some(i) = mesh.indices.iter().copied().max().filter(|&i| i as usize >= vertex_count) {
-        return Err(format!("index {i} out of range for {vertex_count} vertices"));
-    }
-    let ao: Vec<f32> = match pack.get::<VertexAo>().map_err(|e| e.to_string())? {
-        Some(ao) if ao.0.len() == vertex_count => ao.0.iter().map(|&v| f32::from(v) / 255.0).collect(),
-        Some(ao) => return Err(format!("{} ambient occlusion values for {vertex_count} vertices", ao.0.len())),
+    let ao: Vec<f32> = match &tile.ao {
+        Some(ao) => ao.0.iter().map(|&v| f32::from(v) / 255.0).collect(),
         // Without baked occlusion every vertex is fully open.
         None => vec![1.0; vertex_count],
     };
-    let irradiance = match pack.get::<VertexIrradiance>().map_err(|e| e.to_string())? {
-        Some(v) if v.0.len() == vertex_count => Some(v.0),
-        Some(v) => return Err(format!("{} irradiance values for {vertex_count} vertices", v.0.len())),
-        None => None,
-    };
+    let irradiance = tile.irradiance.as_ref().map(|v| v.0.as_slice());
     let main_index_count = u32::try_from(mesh.main_index_count).map_err(|_| "too many indices".to_string())?;
     u32::try_from(vertex_count).map_err(|_| "too many vertices".to_string())?;
-    let mut vertices = pack_vertices(&mesh.positions, &mesh.normals, &ao, irradiance.as_deref());
-    let mut indices = mesh.indices;
+    let mut vertices = pack_vertices(&mesh.positions, &mesh.normals, &ao, irradiance);
+    let mut indices = mesh.indices.clone();
     // Ordered for the GPU's vertex reuse here, off the render thread (about 1 ms per 10k triangles).
     // Surface and skirts separately: the skirts stay after `main_index_count`. The pack's skirts
     // are already double-sided (the bake owns that, SPEC.md): drawn as stored, so each skirt

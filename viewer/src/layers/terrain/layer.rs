@@ -10,7 +10,7 @@ use super::decode::TerrainData;
 use super::pipelines::{TerrainPipelines, WireMethod};
 use super::vertex::edge_indices;
 use crate::layers::{downcast, Bindings, Decoded, DrawItem, Extent, Layer, LayerInit, Phase};
-use crate::streaming::TileKey;
+use crate::streaming::TileId;
 use crate::view_mode::ViewMode;
 
 /// A tile's terrain buffers.
@@ -28,7 +28,7 @@ pub struct GpuTerrain {
 
 /// The terrain's GPU side. Tiles are looked up by key, never iterated in map order.
 pub struct TerrainLayer {
-    tiles: HashMap<TileKey, GpuTerrain>,
+    tiles: HashMap<TileId, GpuTerrain>,
     resident_bytes: u64,
     pipelines: TerrainPipelines,
 }
@@ -44,11 +44,11 @@ impl TerrainLayer {
     }
 
     /// The resident tile `key`.
-    pub fn get(&self, key: TileKey) -> Option<&GpuTerrain> {
+    pub fn get(&self, key: TileId) -> Option<&GpuTerrain> {
         self.tiles.get(&key)
     }
 
-    fn upload_data(&mut self, device: &wgpu::Device, key: TileKey, tile: &TerrainData) -> Result<(), String> {
+    fn upload_data(&mut self, device: &wgpu::Device, key: TileId, tile: &TerrainData) -> Result<(), String> {
         let name = format!("terrain {key}");
         // The decoder checked the indices; the cheap invariants are checked again here, because a
         // malformed tile must be refused with a message rather than reach the GPU.
@@ -122,12 +122,12 @@ impl Layer for TerrainLayer {
         self.pipelines.prepare(device, mode.shader_index(), mode == ViewMode::Wireframe, mode.shadowed());
     }
 
-    fn upload(&mut self, device: &wgpu::Device, key: TileKey, data: Box<dyn Decoded>) -> Result<(), String> {
+    fn upload(&mut self, device: &wgpu::Device, key: TileId, data: Box<dyn Decoded>) -> Result<(), String> {
         let tile = downcast::<TerrainData>(data, self.name())?;
         self.upload_data(device, key, &tile)
     }
 
-    fn evict(&mut self, key: TileKey) {
+    fn evict(&mut self, key: TileId) {
         if let Some(t) = self.tiles.remove(&key) {
             self.resident_bytes -= t.gpu_bytes;
         }
@@ -137,7 +137,7 @@ impl Layer for TerrainLayer {
         self.resident_bytes
     }
 
-    fn extent(&self, key: TileKey) -> Option<Extent> {
+    fn extent(&self, key: TileId) -> Option<Extent> {
         self.tiles.get(&key).map(|t| Extent { min: t.bounds.0, max: t.bounds.1, triangles: u64::from(t.index_count / 3) })
     }
 

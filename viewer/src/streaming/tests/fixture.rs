@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Vec3};
-use kiln_formats::sections::{Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo};
-use kiln_formats::PackBuilder;
+use kiln_formats::sections::{Lattice, Manifest, TerrainMesh, TileNode, VertexAo};
+use kiln_formats::TileContents;
 
-use super::super::{CameraView, TileKey};
+use super::super::{CameraView, TileId};
 use crate::layers::terrain::decode::INDEX_BYTES;
 use crate::layers::terrain::vertex::GPU_VERTEX_BYTES;
 
@@ -49,7 +49,7 @@ fn height(level: u32, x: f32, y: f32) -> f32 {
 }
 
 /// The pack bytes of tile `key`, with its mesh surface raised by `lift` (to make a stale variant).
-pub fn tile_pack(key: TileKey, lift: f32) -> (Vec<u8>, TileNode) {
+pub fn tile_pack(key: TileId, lift: f32) -> (Vec<u8>, TileNode) {
     let size = TILE_SIZE * (1u32 << key.level) as f32;
     let (x0, y0) = (key.x as f32 * size, key.y as f32 * size);
     let lattice = Lattice { voxel_size: 1.0, shift: 4, origin: [(x0 * 16.0) as i32, (y0 * 16.0) as i32, 0] };
@@ -73,41 +73,18 @@ pub fn tile_pack(key: TileKey, lift: f32) -> (Vec<u8>, TileNode) {
     let normals = vec![[0.0, 0.0, 1.0]; positions.len()];
     let ao: Vec<f32> = (0..positions.len()).map(|i| i as f32 / 10.0).collect();
     let mesh = TerrainMesh { lattice, positions, normals, indices, main_index_count };
-    let (bounds_min, bounds_max) = mesh.bounds().expect("non-empty");
-    let mut b = PackBuilder::new([0, 1, 0]);
-    let info = PackInfo {
-        kind: PackKind::Tile { level: key.level, x: key.x, y: key.y },
-        world_name: "fixture".into(),
-        inputs_hash: u64::from(key.level) << 32 | u64::from(key.y) << 16 | u64::from(key.x),
-    };
-    b.add(&info).expect("info");
-    b.add(&mesh).expect("mesh");
-    b.add(&VertexAo::from_f32(&ao)).expect("ao");
-    let bytes = b.to_bytes().expect("pack");
-    let node = TileNode {
-        level: key.level,
-        x: key.x,
-        y: key.y,
-        bounds_min,
-        bounds_max,
-        geometric_error: ERRORS[key.level as usize],
-        path: format!("tiles/L{}_{}_{}.kpack", key.level, key.x, key.y),
-        content_hash: xxhash_rust::xxh3::xxh3_64(&bytes),
-        file_len: bytes.len() as u64,
-        vertex_count: mesh.positions.len() as u32,
-        triangle_count: (main_index_count / 3) as u32,
-    };
+    let inputs_hash = u64::from(key.level) << 32 | u64::from(key.y) << 16 | u64::from(key.x);
+    let mut tile = TileContents::new(key, "fixture", inputs_hash);
+    tile.mesh = Some(mesh);
+    tile.ao = Some(VertexAo::from_f32(&ao));
+    let bytes = tile.to_pack([0, 1, 0]).expect("pack");
+    let node = tile.node(&bytes, ERRORS[key.level as usize]);
     (bytes, node)
 }
 
 /// Every key of the fixture quadtree, sorted by (level, y, x) like a manifest.
-pub fn all_keys() -> Vec<TileKey> {
-    (0..LEVELS)
-        .flat_map(|level| {
-            let n = TILES >> level;
-            (0..n).flat_map(move |y| (0..n).map(move |x| TileKey { level, x, y }))
-        })
-        .collect()
+pub fn all_keys() -> Vec<TileId> {
+    TileId::all([TILES, TILES], LEVELS).collect()
 }
 
 /// The manifest pack's bytes for `nodes`.
@@ -126,10 +103,7 @@ pub fn manifest_pack(nodes: Vec<TileNode>) -> Vec<u8> {
         bounds_max: [world, world, 16.0],
         nodes,
     };
-    let mut b = PackBuilder::new([0, 1, 0]);
-    b.add(&PackInfo { kind: PackKind::Manifest, world_name: "fixture".into(), inputs_hash: 7 }).expect("info");
-    b.add(&manifest).expect("manifest");
-    b.to_bytes().expect("pack")
+    manifest.to_pack([0, 1, 0]).expect("pack")
 }
 
 /// Writes the whole fixture bake into a fresh temporary directory.
@@ -159,6 +133,6 @@ pub fn camera(eye: [f32; 3], target: [f32; 3], velocity: [f32; 3]) -> CameraView
     }
 }
 
-pub fn key(level: u32, x: u32, y: u32) -> TileKey {
-    TileKey { level, x, y }
+pub fn key(level: u32, x: u32, y: u32) -> TileId {
+    TileId::new(level, x, y)
 }

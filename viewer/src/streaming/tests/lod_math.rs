@@ -57,8 +57,8 @@ fn selection_refines_by_screen_error_within_the_budget() {
     let cam = LodCamera::new(&camera([20.0, 20.0, 12.0], [200.0, 200.0, 0.0], [0.0; 3]));
     let cut = select(&tree, &cam, 2.0, u64::MAX, |_| 1);
     assert_eq!(cut.len(), 7);
-    // (1,0) and (0,1) are equally far: key order, which compares level, then x, then y.
-    assert_eq!(&cut[..3], &[key(1, 0, 1), key(1, 1, 0), key(1, 1, 1)], "coarse first, then nearest, then key");
+    // (1,0) and (0,1) are equally far: key order, which compares level, then y, then x (a manifest's order).
+    assert_eq!(&cut[..3], &[key(1, 1, 0), key(1, 0, 1), key(1, 1, 1)], "coarse first, then nearest, then key");
     assert_eq!(cut[3], key(0, 0, 0));
     // A coarser threshold keeps level 1 near the camera too.
     assert_eq!(select(&tree, &cam, 1_000.0, u64::MAX, |_| 1), vec![key(2, 0, 0)]);
@@ -76,11 +76,12 @@ fn prefetch_takes_children_and_neighbours_of_the_nearest_deepest_tile_then_the_l
     // A coarse cut: the nearest deepest tile is L1 (0,0); its neighbours are all in the cut.
     let cut = [key(1, 0, 0), key(1, 1, 0), key(1, 0, 1), key(1, 1, 1)];
     let p = prefetch(&tree, &cam, &cut, &[]);
-    assert_eq!(p, vec![key(0, 0, 0), key(0, 0, 1), key(0, 1, 0), key(0, 1, 1)], "children, nearest first");
+    // L0 (1,0) and L0 (0,1) are equally far: key order.
+    assert_eq!(p, vec![key(0, 0, 0), key(0, 1, 0), key(0, 0, 1), key(0, 1, 1)], "children, nearest first");
     // A level-0 cut: no children; the neighbours (diagonals too) that are not in the cut.
     let cut = [key(0, 1, 1), key(1, 1, 1)];
     let p = prefetch(&tree, &cam, &cut, &[key(1, 1, 1), key(0, 3, 3)]);
-    assert_eq!(&p[..3], &[key(0, 0, 0), key(0, 0, 1), key(0, 1, 0)]);
+    assert_eq!(&p[..3], &[key(0, 0, 0), key(0, 1, 0), key(0, 0, 1)]);
     assert_eq!(p.len(), 9, "8 neighbours less one in the cut, then the look-ahead tile: {p:?}");
     assert_eq!(p[8], key(0, 3, 3));
 }

@@ -26,14 +26,14 @@ fn step(s: &mut Streamer, cam: &CameraView) -> FramePlan {
 }
 
 /// The cut the last update selected (same inputs, same answer).
-fn cut_of(s: &Streamer, cam: &CameraView) -> Vec<TileKey> {
+fn cut_of(s: &Streamer, cam: &CameraView) -> Vec<TileId> {
     lod::select(&s.tree, &LodCamera::new(cam), s.config.max_error_px, s.config.budget_bytes, |k| s.estimate_bytes(k))
 }
 
 /// A renderer stand-in: holds what a GPU would, and checks every plan against it.
 #[derive(Default)]
 struct Gpu {
-    tiles: BTreeMap<TileKey, u64>,
+    tiles: BTreeMap<TileId, u64>,
 }
 
 impl Gpu {
@@ -45,7 +45,7 @@ impl Gpu {
             assert_eq!(t.products.len(), crate::layers::PRODUCTS.len(), "one entry per product");
             assert!(self.tiles.insert(t.key, t.gpu_bytes()).is_none(), "uploading {} twice", t.key);
         }
-        let draw: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
+        let draw: BTreeSet<TileId> = plan.draw.iter().copied().collect();
         assert_eq!(draw.len(), plan.draw.len(), "duplicate draws");
         for &k in &plan.draw {
             assert!(self.tiles.contains_key(&k), "drawing {k}, which is not resident");
@@ -151,10 +151,10 @@ fn fine_tiles_near_the_camera_and_coarse_ones_far() {
     let mut gpu = Gpu::default();
     let (plan, errors) = settle(&mut s, &cam, &mut gpu);
     assert!(errors.is_empty(), "{errors:?}");
-    let drawn: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
+    let drawn: BTreeSet<TileId> = plan.draw.iter().copied().collect();
     // L1 (0,0) holds the camera and refines to level 0 (error 0.25 at ~6 units); the other level-1
     // tiles are over 100 units away, where 0.25 units project under 2 px.
-    let expected: BTreeSet<TileKey> =
+    let expected: BTreeSet<TileId> =
         [key(0, 0, 0), key(0, 1, 0), key(0, 0, 1), key(0, 1, 1), key(1, 1, 0), key(1, 0, 1), key(1, 1, 1)].into();
     assert_eq!(drawn, expected);
     assert_eq!(plan.draw[0], key(0, 0, 0), "front to back");
@@ -179,7 +179,7 @@ fn a_withheld_tile_is_replaced_by_its_parent() {
     s.withhold(key(0, 1, 0));
     let (plan, errors) = settle(&mut s, &cam, &mut gpu);
     assert!(errors.is_empty());
-    let drawn: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
+    let drawn: BTreeSet<TileId> = plan.draw.iter().copied().collect();
     assert!(drawn.contains(&key(1, 0, 0)), "{drawn:?}");
     assert!(!drawn.contains(&key(0, 1, 0)) && !drawn.contains(&key(0, 0, 0)), "the parent covers its children");
     assert!(drawn.contains(&key(1, 1, 1)), "other tiles are unaffected");
@@ -224,8 +224,8 @@ fn bad_tile_packs_are_reported_once_and_their_parent_is_drawn() {
     assert!(errors[2].contains("L0_1_1.kpack") && errors[2].contains("content hash"), "{}", errors[2]);
     assert!(errors[3].contains("L1_1_0.kpack") && errors[3].contains("not tile L1 (1,0)"), "{}", errors[3]);
     assert_eq!(s.stats().failed, 4);
-    let failed: Vec<TileKey> = s.failures().map(|(k, _)| k).collect();
-    assert_eq!(failed, vec![key(0, 0, 1), key(0, 1, 0), key(0, 1, 1), key(1, 1, 0)]);
+    let failed: Vec<TileId> = s.failures().map(|(k, _)| k).collect();
+    assert_eq!(failed, vec![key(0, 1, 0), key(0, 0, 1), key(0, 1, 1), key(1, 1, 0)]);
     // L1 (0,0) stands in for its three bad children (and covers the sound one); the bad L1 (1,0)
     // falls back to the root, which then covers everything.
     assert_eq!(plan.draw, vec![key(2, 0, 0)]);
@@ -238,7 +238,7 @@ fn bad_tile_packs_are_reported_once_and_their_parent_is_drawn() {
     let (plan, errors) = settle(&mut s, &cam, &mut gpu);
     assert_eq!(errors.len(), 1);
     assert!(errors[0].contains("L0_1_1.kpack") && errors[0].contains("magic"), "{}", errors[0]);
-    let drawn: BTreeSet<TileKey> = plan.draw.iter().copied().collect();
+    let drawn: BTreeSet<TileId> = plan.draw.iter().copied().collect();
     assert_eq!(drawn, [key(1, 0, 0), key(1, 1, 0), key(1, 0, 1), key(1, 1, 1)].into());
 }
 
@@ -294,7 +294,7 @@ fn frustum_culling_drops_tiles_behind_the_camera() {
 }
 
 /// A plan as comparable values: upload keys, evictions, draws, errors (file names only).
-type PlanRecord = (Vec<TileKey>, Vec<TileKey>, Vec<TileKey>, Vec<String>);
+type PlanRecord = (Vec<TileId>, Vec<TileId>, Vec<TileId>, Vec<String>);
 
 /// Every plan of a flight.
 fn record(threads: usize) -> Vec<PlanRecord> {
