@@ -106,6 +106,7 @@ impl Estimate {
 /// A memory budget and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Budget {
+    /// Memory the bake may use, in bytes.
     pub bytes: u64,
     /// "--memory-budget" or "the machine's memory".
     pub source: &'static str,
@@ -137,13 +138,27 @@ pub enum BudgetError {
          or --jobs (fewer threads)",
         .file.display(), .budget.source, .estimate.describe(), .budget.bytes / MIB
     )]
-    Memory { file: std::path::PathBuf, estimate: Estimate, budget: Budget },
+    /// The estimated peak memory exceeds the budget.
+    Memory {
+        /// The world file.
+        file: std::path::PathBuf,
+        /// The pre-bake estimate that exceeds the budget.
+        estimate: Estimate,
+        /// The budget it exceeds.
+        budget: Budget,
+    },
     #[error(
         "{}: the lighting would trace ~{:.2e} light paths, more than {MAX_LIGHT_PATHS:e} ({}); lower \
          lighting.paths_per_area or volume.voxel_size (the surface area in world units sets the path count)",
         .file.display(), .estimate.light_paths, .estimate.describe()
     )]
-    Time { file: std::path::PathBuf, estimate: Estimate },
+    /// The light transport would trace more than [`MAX_LIGHT_PATHS`] paths.
+    Time {
+        /// The world file.
+        file: std::path::PathBuf,
+        /// The pre-bake estimate whose path count is over the limit.
+        estimate: Estimate,
+    },
 }
 
 /// Refuses a world whose estimate exceeds `budget` or the light-path limit.

@@ -10,9 +10,13 @@
 /// taken every `stride` voxels (stride 1 at full resolution, 2^k for LOD level k).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DensityBlock {
+    /// Global voxel coordinates of the first sample (lowest x, y, z).
     pub origin: [i32; 3],
+    /// Samples per axis (x, y, z).
     pub dims: [usize; 3],
+    /// Voxels between neighbouring samples along each axis (1, or 2^k at LOD level k).
     pub stride: i32,
+    /// Densities in [-1, 1], positive solid, X fastest; `dims[0] * dims[1] * dims[2]` of them.
     pub data: Vec<f32>,
 }
 

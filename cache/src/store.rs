@@ -70,7 +70,9 @@ impl KeyHasher {
 /// What a lookup found.
 #[derive(Debug)]
 pub enum Lookup {
+    /// The entry is present and intact: its payload, without the entry header.
     Hit(Vec<u8>),
+    /// No entry under this key.
     Miss,
     /// The entry existed but was damaged (named reason); it has been removed.
     Corrupt(String),
@@ -80,22 +82,29 @@ pub enum Lookup {
 #[derive(Debug, thiserror::Error)]
 #[error("cache {}: {source}", path.display())]
 pub struct StoreError {
+    /// The store directory or entry file the operation was on.
     pub path: PathBuf,
+    /// The operating system's error.
     pub source: io::Error,
 }
 
 /// Entry count and size of a store.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Number of entry files.
     pub entries: u64,
+    /// Their total size on disk in bytes, entry headers included.
     pub bytes: u64,
 }
 
 /// What a garbage collection removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GcReport {
+    /// Entries this collection deleted (not those another process deleted meanwhile).
     pub removed: u64,
+    /// Bytes on disk those entries held.
     pub freed_bytes: u64,
+    /// What the store holds afterwards, at most the requested limit.
     pub kept: Stats,
 }
 

@@ -92,11 +92,17 @@ pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 /// One entry of the section table, as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SectionEntry {
+    /// The section's kind.
     pub kind: SectionKind,
+    /// Bit flags; only [`FLAG_REQUIRED`] is defined.
     pub flags: u16,
+    /// The [`Codec::id`] the payload is stored with (0 raw, 1 zstd).
     pub codec: u8,
+    /// Byte offset of the stored payload from the start of the file, a multiple of [`ALIGN`].
     pub offset: u64,
+    /// Length in bytes of the payload as stored (compressed, if the codec compresses).
     pub stored_len: u64,
+    /// Length in bytes of the payload once decoded; equals `stored_len` for raw sections.
     pub raw_len: u64,
     /// xxh3-64 of the stored (possibly compressed) bytes.
     pub checksum: u64,
@@ -136,12 +142,17 @@ impl SectionEntry {
 /// The fixed header, as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The format major version; a reader refuses any other than [`FORMAT_MAJOR`].
     pub major: u16,
+    /// The format minor version; a newer minor only adds optional sections or gives meaning to reserved fields.
     pub minor: u16,
     /// The version of the program that wrote the pack (major, minor, patch).
     pub writer_version: [u16; 3],
+    /// Entries in the section table, at most [`MAX_SECTIONS`].
     pub section_count: u32,
+    /// The whole file's length in bytes, so truncation and appended data are caught.
     pub file_len: u64,
+    /// xxh3-64 of the section table's bytes.
     pub table_checksum: u64,
 }
 

@@ -12,8 +12,11 @@ use crate::streaming::CameraView;
 /// A camera position and orientation as given on the command line (`X,Y,Z,YAW,PITCH`, degrees).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CameraPose {
+    /// Eye position in world units.
     pub position: Vec3,
+    /// Degrees from +X toward +Y.
     pub yaw_deg: f32,
+    /// Degrees, positive looking up; a camera clamps it to ±89.5°.
     pub pitch_deg: f32,
 }
 
@@ -39,6 +42,7 @@ const MAX_PITCH: f32 = 89.5 * std::f32::consts::PI / 180.0;
 /// A perspective camera.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
+    /// Eye position in world units.
     pub position: Vec3,
     /// Radians from +X toward +Y.
     pub yaw: f32,
@@ -46,7 +50,10 @@ pub struct Camera {
     pub pitch: f32,
     /// Vertical field of view, radians.
     pub fov_y: f32,
+    /// Distance to the near clip plane in world units (depth 1 in reverse-Z).
     pub near: f32,
+    /// Distance to the far clip plane in world units (depth 0); [`Camera::from_pose`] puts it beyond
+    /// the farthest world corner.
     pub far: f32,
 }
 
@@ -151,12 +158,19 @@ impl Camera {
 /// Movement keys the controller knows, independent of the windowing library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Move {
+    /// Along the view direction (W).
     Forward,
+    /// Against the view direction (S).
     Back,
+    /// Horizontally to the left (A).
     Left,
+    /// Horizontally to the right (D).
     Right,
+    /// Straight down, along -Z (Q).
     Down,
+    /// Straight up, along +Z (E).
     Up,
+    /// While held, moves four times faster (Shift).
     Fast,
 }
 

@@ -16,7 +16,12 @@ pub enum ViewerError {
     NoAdapter(String),
     /// The adapter refused to create a device.
     #[error("cannot create a GPU device on {adapter}: {reason}")]
-    Device { adapter: String, reason: String },
+    Device {
+        /// The adapter's name as the driver reports it.
+        adapter: String,
+        /// The driver's message.
+        reason: String,
+    },
     /// The GPU reported a validation or out-of-memory error while rendering.
     #[error("GPU error: {0}")]
     Gpu(String),
@@ -28,14 +33,31 @@ pub enum ViewerError {
     Window(String),
     /// A file the viewer reads or writes.
     #[error("{}: {reason}", path.display())]
-    File { path: PathBuf, reason: String },
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong, for the user.
+        reason: String,
+    },
     /// A bad line in a `--fly` camera path.
     #[error("{}:{line}: {reason}", path.display())]
-    FlyPath { path: PathBuf, line: usize, reason: String },
+    FlyPath {
+        /// The camera-path file.
+        path: PathBuf,
+        /// 1-based line of the bad row, or 0 when the file as a whole is at fault (no rows).
+        line: usize,
+        /// What is wrong with the row.
+        reason: String,
+    },
     /// Contradictory or incomplete command-line options.
     #[error("{0}")]
     Usage(String),
     /// The headless view did not finish streaming in time.
     #[error("the view did not complete within {seconds} s ({building} tiles still loading); raise --timeout-s")]
-    Incomplete { seconds: f64, building: usize },
+    Incomplete {
+        /// The time allowed (`--timeout-s`), in seconds.
+        seconds: f64,
+        /// Tiles still being loaded when it ran out.
+        building: usize,
+    },
 }

@@ -14,6 +14,7 @@ use crate::error::ViewerError;
 pub struct PathPoint {
     /// Seconds since the start of the path (used for the camera velocity the streamer predicts with).
     pub t: f64,
+    /// Where the camera is and looks at that time.
     pub pose: CameraPose,
 }
 
@@ -68,10 +69,15 @@ pub fn load(path: &Path) -> Result<Vec<PathPoint>, ViewerError> {
 /// Frame-time percentiles in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Percentiles {
+    /// Median (nearest rank).
     pub p50: f64,
+    /// 90th percentile (nearest rank).
     pub p90: f64,
+    /// 99th percentile (nearest rank).
     pub p99: f64,
+    /// Slowest sample.
     pub max: f64,
+    /// Arithmetic mean.
     pub mean: f64,
 }
 
@@ -114,10 +120,15 @@ pub struct FrameRecord {
     pub encode_ms: f64,
     /// From submission until the GPU finished.
     pub wait_ms: f64,
+    /// GPU time of the shadow-map pass (0 when it did not run or timestamps are unavailable).
     pub gpu_shadow_ms: f64,
+    /// GPU time of the main view pass, everything after the shadow map.
     pub gpu_main_ms: f64,
+    /// Tiles uploaded this frame.
     pub uploads: usize,
+    /// GPU bytes those uploads allocated.
     pub upload_bytes: u64,
+    /// Triangles drawn in the view after frustum culling, over every layer.
     pub drawn_triangles: u64,
     /// A shadow pass ran this frame (a redraw or a part of one).
     pub shadow_rendered: bool,
@@ -128,11 +139,17 @@ pub struct FrameRecord {
 /// Percentiles of each [`FrameRecord`] phase over a run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct PhaseStats {
+    /// Of [`FrameRecord::stream_ms`].
     pub stream_ms: Percentiles,
+    /// Of [`FrameRecord::upload_ms`].
     pub upload_ms: Percentiles,
+    /// Of [`FrameRecord::encode_ms`].
     pub encode_ms: Percentiles,
+    /// Of [`FrameRecord::wait_ms`].
     pub wait_ms: Percentiles,
+    /// Of [`FrameRecord::gpu_shadow_ms`].
     pub gpu_shadow_ms: Percentiles,
+    /// Of [`FrameRecord::gpu_main_ms`].
     pub gpu_main_ms: Percentiles,
 }
 
@@ -174,6 +191,7 @@ pub struct StartupTimes {
     pub first_complete_frame_ms: Option<f64>,
     /// Triangles and tiles drawn in that frame.
     pub first_complete_triangles: u64,
+    /// Tiles drawn in that frame.
     pub first_complete_tiles: usize,
     /// Still views: GPU completion of the final frame (every selected tile at its own level).
     pub final_frame_ms: Option<f64>,
@@ -182,9 +200,13 @@ pub struct StartupTimes {
 /// The `--stats` report of a still view: start-up milestones.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StillStats {
+    /// When start-up milestones were reached.
     pub startup: StartupTimes,
+    /// Image width and height in pixels.
     pub size: [u32; 2],
+    /// The view mode's name, as `--mode` takes it.
     pub mode: String,
+    /// The GPU adapter: "name (backend, driver)".
     pub adapter: String,
 }
 
@@ -197,7 +219,9 @@ pub fn write_json<T: Serialize>(value: &T, path: &Path) -> Result<(), ViewerErro
 /// The `--stats` report of a fly-through.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FlyStats {
+    /// Frames rendered, one per camera-path row.
     pub frames: usize,
+    /// Percentiles of [`FrameRecord::total_ms`].
     pub frame_ms: Percentiles,
     /// Where the frame time went, phase by phase.
     pub phases: PhaseStats,
@@ -207,19 +231,29 @@ pub struct FlyStats {
     pub over_3x_median: usize,
     /// Frames that drew into a shadow map (a redraw or a part of one; the others reused the map).
     pub shadow_map_renders: usize,
+    /// When start-up milestones were reached.
     pub startup: StartupTimes,
     /// Frames over twice the median frame time.
     pub hitches: usize,
+    /// Twice the median frame time: frames above it count as hitches.
     pub hitch_threshold_ms: f64,
+    /// Tile uploads over the run (a tile evicted and loaded again counts twice).
     pub tiles_streamed: u64,
+    /// GPU bytes those uploads allocated.
     pub bytes_uploaded: u64,
+    /// Largest GPU-resident total at the end of any frame: compare with the budget.
     pub peak_resident_bytes: u64,
+    /// Tiles that failed to load or upload (each counted once).
     pub failed_tiles: usize,
     /// Per frame, averaged: tiles and triangles drawn in the view after frustum culling.
     pub mean_drawn_tiles: f64,
+    /// See `mean_drawn_tiles`.
     pub mean_drawn_triangles: f64,
+    /// Image width and height in pixels.
     pub size: [u32; 2],
+    /// The view mode's name, as `--mode` takes it.
     pub mode: String,
+    /// The GPU adapter: "name (backend, driver)".
     pub adapter: String,
 }
 

@@ -6,9 +6,13 @@ use crate::error::ViewerError;
 
 /// An adapter, its device and queue, and the optional features the renderer found.
 pub struct Gpu {
+    /// The wgpu instance; a window's surface must come from it.
     pub instance: wgpu::Instance,
+    /// The adapter wgpu picked (high-performance preference; able to present to the window if any).
     pub adapter: wgpu::Adapter,
+    /// The device; its uncaptured errors are collected for [`Gpu::take_error`] instead of panicking.
     pub device: wgpu::Device,
+    /// The device's only queue.
     pub queue: wgpu::Queue,
     /// `Features::POLYGON_MODE_LINE` was granted: wireframe uses it instead of line-list indices.
     pub polygon_line: bool,

@@ -22,21 +22,31 @@ use crate::view_mode::ViewMode;
 /// Options of a headless run (from the command line).
 #[derive(Clone, Debug)]
 pub struct HeadlessOptions {
+    /// The bake directory (`out/<world>/`, holding the manifest).
     pub bake_dir: PathBuf,
     /// `None`: the world overview.
     pub camera: Option<CameraPose>,
+    /// Image width and height in pixels.
     pub size: [u32; 2],
+    /// What the picture shows.
     pub mode: ViewMode,
+    /// Where to write the final frame as PNG, if anywhere.
     pub screenshot: Option<PathBuf>,
+    /// A camera path to replay, one frame per row, instead of a still view.
     pub fly: Option<PathBuf>,
+    /// Where to write the statistics as JSON, if anywhere.
     pub stats: Option<PathBuf>,
+    /// How tiles stream: GPU budget, LOD error limit, loader threads, upload cap.
     pub config: StreamConfig,
+    /// Tiles never loaded (a test hook): their nearest resident ancestor is drawn instead.
     pub withhold: Vec<TileId>,
     /// Draw the HUD into the image.
     pub hud: bool,
     /// Longest wait for a still view to finish streaming.
     pub timeout: Duration,
+    /// Draw wireframes from edge lists even where line polygon mode exists (tests the fallback).
     pub edge_wireframe: bool,
+    /// Fixed exposure in stops, or automatic metering.
     pub exposure: ExposureArg,
     /// When the process started (`--stats` reports start-up milestones from it).
     pub launched: Instant,

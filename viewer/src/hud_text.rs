@@ -12,21 +12,33 @@ use crate::view_mode::ViewMode;
 
 /// Everything the HUD shows.
 pub struct HudInfo<'a> {
+    /// The world's name from the manifest.
     pub world_name: &'a str,
+    /// The GPU adapter: "name (backend, driver)".
     pub adapter: &'a str,
+    /// The current view mode, highlighted in the mode list.
     pub mode: ViewMode,
     /// `None` in headless renders (no swap chain).
     pub vsync: Option<bool>,
+    /// Frame time in milliseconds (smoothed in the window); 0 shows as 0 fps.
     pub frame_ms: f64,
+    /// The streamer's counters: resident, loading, uploads, evictions.
     pub stats: StreamStats,
+    /// The GPU budget the resident tiles are held to, in bytes.
     pub budget_bytes: u64,
+    /// What the last frame drew and culled.
     pub drawn: FrameReport,
+    /// The camera whose pose is shown.
     pub camera: &'a Camera,
+    /// Fly speed in world units per second.
     pub speed: f32,
+    /// The current exposure, fixed or automatic.
     pub exposure: Exposure,
     /// The tile under the cursor (`Some(None)`: sky), with its manifest node and GPU metadata.
     pub cursor: Option<(Option<TileId>, Option<&'a TileNode>, Option<TileMeta>)>,
+    /// The most recent tile error, shown clipped to one line.
     pub last_error: Option<&'a str>,
+    /// Tile errors so far, each counted once.
     pub error_count: usize,
     /// Show the key bindings (the window; a headless image has no keys).
     pub keys_help: bool,

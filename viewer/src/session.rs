@@ -37,7 +37,9 @@ pub fn world_info(streamer: &Streamer) -> WorldInfo {
 /// What one [`Session::update`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Update {
+    /// Tiles uploaded to the GPU in this step.
     pub uploads: usize,
+    /// GPU bytes those uploads allocated.
     pub upload_bytes: u64,
     /// CPU time of the streaming step (LOD cut, residency, queueing loads).
     pub stream_ms: f64,
@@ -49,8 +51,11 @@ pub struct Update {
 
 /// A streamer feeding a renderer.
 pub struct Session {
+    /// Chooses, loads and evicts tiles for the camera.
     pub streamer: Streamer,
+    /// Holds the uploaded tiles and draws them.
     pub renderer: Renderer,
+    /// World bounds and height range, from the streamer's manifest (see [`world_info`]).
     pub world: WorldInfo,
     draw: Vec<TileId>,
     reported: BTreeSet<String>,

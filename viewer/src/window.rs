@@ -30,15 +30,23 @@ use crate::view_mode::ViewMode;
 /// Options of a windowed run (from the command line).
 #[derive(Clone, Debug)]
 pub struct WindowOptions {
+    /// The bake directory (`out/<world>/`, holding the manifest).
     pub bake_dir: PathBuf,
+    /// The starting pose; `None`: the world overview.
     pub camera: Option<CameraPose>,
+    /// Initial inner size of the window in pixels.
     pub size: [u32; 2],
+    /// The view mode at start (keys switch it).
     pub mode: ViewMode,
+    /// How tiles stream: GPU budget, LOD error limit, loader threads, upload cap.
     pub config: StreamConfig,
+    /// Tiles never loaded (a test hook): their nearest resident ancestor is drawn instead.
     pub withhold: Vec<TileId>,
     /// Exit after this many frames (tests, benchmarks).
     pub frames: Option<u64>,
+    /// Draw wireframes from edge lists even where line polygon mode exists (tests the fallback).
     pub edge_wireframe: bool,
+    /// Exposure at start: fixed stops, or automatic metering (keys change it).
     pub exposure: ExposureArg,
 }
 

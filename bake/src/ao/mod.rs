@@ -63,27 +63,44 @@ use serde::{Deserialize, Serialize};
 pub enum AoError {
     /// A volume dimension is zero or larger than [`MAX_DIM`].
     #[error("occupancy volume dims {dims:?} must each be in 1..={max}", max = MAX_DIM)]
-    BadDims { dims: [usize; 3] },
+    BadDims {
+        /// The requested samples per axis (x, y, z).
+        dims: [usize; 3],
+    },
     /// The density slice does not have one sample per voxel.
     #[error("occupancy volume dims {dims:?} need {expected} densities but {actual} were given")]
     DensityCount {
+        /// The volume's samples per axis (x, y, z).
         dims: [usize; 3],
+        /// Their product: the number of densities needed.
         expected: usize,
+        /// The number of densities given.
         actual: usize,
     },
     /// A setting is out of its documented range.
     #[error("AO setting `{name}` = {value} is invalid: {reason}")]
     BadSetting {
+        /// The setting's name as written in a world file's `[ao]` table.
         name: &'static str,
+        /// The value given.
         value: f64,
+        /// The range it must be in, for the user.
         reason: &'static str,
     },
     /// `positions` and `normals` differ in length.
     #[error("{positions} vertex positions but {normals} normals")]
-    LengthMismatch { positions: usize, normals: usize },
+    LengthMismatch {
+        /// Number of vertex positions given.
+        positions: usize,
+        /// Number of vertex normals given.
+        normals: usize,
+    },
     /// A vertex position or normal has a NaN or infinite component.
     #[error("vertex {index} has a non-finite position or normal")]
-    NonFiniteVertex { index: usize },
+    NonFiniteVertex {
+        /// Index of the first such vertex in the input slices.
+        index: usize,
+    },
 }
 
 /// The set of directions rays are cast in (over the whole sphere; the normal picks the hemisphere).

@@ -113,7 +113,9 @@ pub enum LightingError {
 /// counter-clockwise normal points into the air.
 #[derive(Clone, Copy, Debug)]
 pub struct SceneMesh<'a> {
+    /// Vertex positions in world units.
     pub positions: &'a [[f32; 3]],
+    /// Three vertex indices per triangle, counter-clockwise seen from the air.
     pub indices: &'a [u32],
     /// Optional material id per triangle, looked up in [`LightingSpec::materials`].
     pub materials: Option<&'a [u16]>,
@@ -149,6 +151,7 @@ pub struct BakeStats {
     pub flights: u64,
     /// Welded vertex count of the mesh.
     pub vertices: usize,
+    /// Triangle count of the mesh.
     pub triangles: usize,
     /// Total surface area.
     pub area: f64,

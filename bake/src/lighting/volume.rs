@@ -33,8 +33,9 @@ const SLABS: usize = 16;
 /// Where the volume lies and how finely it is divided.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VolumeDesc {
-    /// World-space corners.
+    /// World-space corner with the lowest coordinates.
     pub min: [f32; 3],
+    /// World-space corner with the highest coordinates.
     pub max: [f32; 3],
     /// Cells per axis; a zero anywhere means "no volume".
     pub dims: [usize; 3],
@@ -47,8 +48,11 @@ pub struct VolumeDesc {
 /// interpolates and evaluates any normal as Σ n_a²·E(±a) ("ambient cube").
 #[derive(Clone, Debug, PartialEq)]
 pub struct IrradianceVolume {
+    /// World-space corner with the lowest coordinates, as in its [`VolumeDesc`].
     pub min: [f32; 3],
+    /// World-space corner with the highest coordinates.
     pub max: [f32; 3],
+    /// Cells per axis; each per-cell vector holds their product of entries.
     pub dims: [usize; 3],
     /// Sky light and every bounce (what a renderer cannot do dynamically).
     pub ambient: Vec<[[f32; 3]; 6]>,

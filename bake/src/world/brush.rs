@@ -66,10 +66,15 @@ impl Falloff {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BrushStroke {
+    /// The region the stroke touches.
     pub shape: BrushShape,
+    /// How the weight fades from the centre to the radius.
     pub falloff: Falloff,
+    /// Reach of the shape in world units, > 0.
     pub radius: f64,
+    /// Density added at the centre: > 0 adds solid, < 0 carves air.
     pub weight: f64,
+    /// Centre in world units.
     pub position: [f64; 3],
 }
 

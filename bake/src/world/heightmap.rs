@@ -12,18 +12,37 @@ use thiserror::Error;
 /// Why a heightmap could not be decoded.
 #[derive(Debug, Error)]
 pub enum HeightmapError {
+    /// The PNG decoder refused the file.
     #[error("not a readable PNG: {0}")]
     Png(#[from] png::DecodingError),
+    /// The PNG has colour or alpha channels; holds its colour type.
     #[error("PNG must be grayscale (8- or 16-bit) without alpha; got {0:?}")]
     NotGrayscale(png::ColorType),
+    /// The grayscale PNG has 1, 2 or 4 bits per sample; holds its bit depth.
     #[error("PNG grayscale must be 8- or 16-bit; got {0:?}")]
     BitDepth(png::BitDepth),
     #[error(
         "raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}"
     )]
-    RawSize { width: u32, height: u32, expected: u64, actual: u64 },
+    /// A raw heightmap's file length is not two bytes per pixel of its declared size.
+    RawSize {
+        /// Declared width in pixels.
+        width: u32,
+        /// Declared height in pixels.
+        height: u32,
+        /// `width * height * 2` bytes.
+        expected: u64,
+        /// The file's length in bytes.
+        actual: u64,
+    },
     #[error("image of {width} x {height} is larger than the limit of {max} x {max} pixels", max = MAX_HEIGHTMAP_SIDE)]
-    TooLarge { width: u32, height: u32 },
+    /// A side is zero or longer than [`MAX_HEIGHTMAP_SIDE`].
+    TooLarge {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+    },
 }
 
 /// Largest heightmap side in pixels; the volume has at most 4096 samples per axis, so a larger
@@ -40,8 +59,11 @@ fn check_dims(width: u32, height: u32) -> Result<(), HeightmapError> {
 /// Height samples in `[0, 65535]`, row-major, row 0 = the +Y (north, image top) edge.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Heightmap {
+    /// Pixels per row (along +X), in 1..=[`MAX_HEIGHTMAP_SIDE`].
     pub width: u32,
+    /// Rows (along Y), in 1..=[`MAX_HEIGHTMAP_SIDE`].
     pub height: u32,
+    /// `width * height` heights; 8-bit images are scaled up to the full 16-bit range.
     pub samples: Vec<u16>,
 }
 

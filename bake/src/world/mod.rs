@@ -34,11 +34,27 @@ use source::SourceDoc;
 pub enum WorldError {
     /// The world file itself could not be read (missing, not a regular file, over the size limit).
     #[error("{}: cannot read world file: {reason}", .file.display())]
-    Read { file: PathBuf, reason: String },
+    Read {
+        /// The world file.
+        file: PathBuf,
+        /// Why it cannot be read, for the user.
+        reason: String,
+    },
     /// Bad content at `file:line:column`; `key` is the dotted key path (`stroke[2].radius`),
     /// empty when the problem is not inside any key (e.g. a syntax error between tables).
     #[error("{}:{line}:{column}: {}{message}", .file.display(), KeyPrefix(.key))]
-    Invalid { file: PathBuf, line: usize, column: usize, key: String, message: String },
+    Invalid {
+        /// The file at fault: the world file, its brush file, or the pack whose embedded sources were read.
+        file: PathBuf,
+        /// 1-based line, or 0 when the problem has no position (sources embedded in a pack).
+        line: usize,
+        /// 1-based column in characters, or 0 with `line`.
+        column: usize,
+        /// Dotted key path, or empty (see the variant).
+        key: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
 }
 
 /// Renders `key: ` or nothing.

@@ -21,14 +21,19 @@ pub struct WorldSpec {
     /// range is `0..=i64::MAX`.
     #[serde(default)]
     pub seed: u64,
+    /// `[volume]`: the sample grid, its spacing and its tiling.
     #[serde(default)]
     pub volume: VolumeSpec,
+    /// `[noise]`: the 3D density noise.
     #[serde(default)]
     pub noise: NoiseSpec,
+    /// `[floor]`: the ground and the fade to open sky above it.
     #[serde(default)]
     pub floor: FloorSpec,
+    /// `[floaters]`: connectivity clean-up (floating solids, sealed air).
     #[serde(default)]
     pub floaters: FloaterSpec,
+    /// `[brushes]`: the optional brush file replayed after generation.
     #[serde(default)]
     pub brushes: BrushesSpec,
     /// `[ao]`: per-vertex ambient occlusion (see `worlds/README.md`).
@@ -75,6 +80,7 @@ pub enum NoiseKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NoiseSpec {
+    /// Which noise function is summed over the octaves.
     pub kind: NoiseKind,
     /// Number of octaves, 1..=16.
     pub octaves: u32,
@@ -138,6 +144,7 @@ pub enum FloorKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FloorSpec {
+    /// Where the ground height comes from.
     pub kind: FloorKind,
     /// Lowest floor height, in world units above z = 0.
     pub height: f64,

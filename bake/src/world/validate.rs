@@ -17,7 +17,9 @@ use super::spec::{FloorKind, WorldSpec};
 /// A semantic problem with one key of a spec: `key` is the dotted path (`volume.size`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecIssue {
+    /// Dotted key path of the offending value.
     pub key: String,
+    /// What is wrong and what is allowed, one line.
     pub message: String,
 }
 

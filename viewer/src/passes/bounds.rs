@@ -8,16 +8,22 @@ use crate::view_mode::lod_color;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct LineVertex {
+    /// World position in world units.
     pub position: [f32; 3],
+    /// Linear RGBA, 0–255 per channel (read as unorm).
     pub color: [u8; 4],
 }
 
 /// One box to outline.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoxLines {
+    /// World-space corner with the lowest coordinates.
     pub min: [f32; 3],
+    /// World-space corner with the highest coordinates.
     pub max: [f32; 3],
+    /// The tile's LOD level, which picks the colour.
     pub level: u32,
+    /// Outline in white instead (the tile under the cursor).
     pub highlight: bool,
 }
 

@@ -6,6 +6,7 @@
 pub const CELL: u32 = 8;
 /// Atlas layout: 16 × 6 cells for codes 32..=127; code 127 is a solid cell used for panels.
 pub const COLUMNS: u32 = 16;
+/// Rows of cells in the atlas (see [`COLUMNS`]).
 pub const ROWS: u32 = 6;
 /// The code whose cell is solid ink (DEL is never printed as text).
 pub const SOLID: u8 = 127;

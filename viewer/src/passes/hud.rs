@@ -8,6 +8,7 @@ use super::StreamBuffer;
 /// One line of HUD text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HudLine {
+    /// The text; characters outside printable ASCII draw as '?'.
     pub text: String,
     /// Linear RGB.
     pub color: [f32; 3],
@@ -28,8 +29,11 @@ impl HudLine {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct HudVertex {
+    /// Position in pixels from the viewport's top-left corner.
     pub px: [f32; 2],
+    /// Font atlas coordinates, normalised to [0, 1].
     pub uv: [f32; 2],
+    /// Linear RGBA; alpha below 1 makes the panel translucent.
     pub color: [f32; 4],
 }
 

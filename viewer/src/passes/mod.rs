@@ -29,7 +29,9 @@ pub const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float
 
 /// The bind group layouts shared by the 3D passes and the layers.
 pub struct Layouts {
+    /// Group 0: the frame uniforms (camera, light, exposure), one buffer per view.
     pub frame: wgpu::BindGroupLayout,
+    /// Group 1: per-tile uniforms at a dynamic offset into one shared buffer.
     pub tile: wgpu::BindGroupLayout,
     /// Group 2 of surfaces: shadow map + comparison sampler, material noise + sampler.
     pub surface: wgpu::BindGroupLayout,

@@ -27,8 +27,11 @@ pub const SHADOW_MAP_SIZE_CPU: u32 = 1024;
 /// the tile, and its triangles (the redraw's budget counts them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caster {
+    /// Index of the layer in [`crate::layers::PRODUCTS`].
     pub layer: usize,
+    /// The tile.
     pub key: TileId,
+    /// Triangles it draws into the map.
     pub triangles: u64,
 }
 
