@@ -8,7 +8,9 @@ pub mod diff;
 pub mod grid;
 pub mod lighting;
 pub mod mc;
+mod mem;
 pub mod pipeline;
+pub mod rays;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
