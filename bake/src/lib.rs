@@ -7,6 +7,8 @@ pub mod density;
 pub mod diff;
 pub mod grid;
 pub mod lighting;
+#[cfg(test)]
+mod layering_tests;
 pub mod mc;
 mod mem;
 pub mod pipeline;

@@ -12,22 +12,36 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-/// Why a command failed. Each displays as one line naming the file and the problem.
+/// Why a command failed. Each displays as one line naming the file and the problem. The library
+/// layers below the CLI have their own errors (`pipeline::BakeError`, `world::WorldError`, ...),
+/// which this wraps; they never return a `CliError`.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// A bad argument or request.
     #[error("{0}")]
     Usage(String),
+    /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    /// A pack could not be opened or decoded.
     #[error(transparent)]
     Pack(#[from] kiln_formats::PackFileError),
+    /// The world file is invalid.
     #[error(transparent)]
     World(#[from] crate::world::WorldError),
+    /// The bake failed.
+    #[error(transparent)]
+    Bake(#[from] crate::pipeline::BakeError),
+    /// The stage cache could not be read or trimmed.
+    #[error(transparent)]
+    Cache(#[from] kiln_cache::store::StoreError),
+    /// Anything else, as one line.
     #[error("{0}")]
     Failed(String),
 }
 
 impl CliError {
+    /// An I/O failure on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         CliError::Io { path: path.display().to_string(), source }
     }
@@ -243,15 +257,15 @@ where
 }
 
 fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
-    let store = kiln_cache::store::Store::open(&dir).map_err(|e| CliError::Failed(e.to_string()))?;
+    let store = kiln_cache::store::Store::open(&dir)?;
     let mib = |b: u64| b as f64 / 1048576.0;
     match command {
         CacheCommand::Stats => {
-            let s = store.stats().map_err(|e| CliError::Failed(e.to_string()))?;
+            let s = store.stats()?;
             println!("{}: {} entries, {:.1} MiB", dir.display(), s.entries, mib(s.bytes));
         }
         CacheCommand::Gc { max_size } => {
-            let r = store.gc(max_size).map_err(|e| CliError::Failed(e.to_string()))?;
+            let r = store.gc(max_size)?;
             println!(
                 "{}: removed {} entries ({:.1} MiB); {} entries, {:.1} MiB kept",
                 dir.display(),
