@@ -29,6 +29,9 @@ pub enum CliError {
     /// The world file is invalid.
     #[error(transparent)]
     World(#[from] crate::world::WorldError),
+    /// The world is beyond the memory budget, or too slow to bake.
+    #[error(transparent)]
+    Budget(#[from] crate::budget::BudgetError),
     /// The bake failed.
     #[error(transparent)]
     Bake(#[from] crate::pipeline::BakeError),
@@ -284,7 +287,7 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool,
     let threads = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let estimate = crate::budget::Estimate::of(&world.spec, threads);
     let budget = crate::budget::Budget::resolve(memory_budget);
-    crate::budget::check(world_path, &estimate, budget.as_ref()).map_err(|e| CliError::Failed(e.to_string()))?;
+    crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();
     let sink: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
     let report = crate::pipeline::bake(&world, opts, sink)?;
