@@ -320,3 +320,20 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool,
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CliError;
+    use crate::pipeline::BakeError;
+    use std::error::Error as _;
+    use std::path::Path;
+
+    #[test]
+    fn wrapped_library_errors_print_unchanged_and_keep_their_sources() {
+        let bake = BakeError::io(Path::new("out/x"), std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"));
+        let cli = CliError::from(bake);
+        assert_eq!(cli.to_string(), "out/x: denied");
+        assert!(matches!(&cli, CliError::Bake(BakeError::Io { .. })));
+        assert!(cli.source().is_some_and(|s| s.is::<std::io::Error>()), "{cli:?}");
+    }
+}

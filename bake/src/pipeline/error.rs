@@ -103,3 +103,7 @@ impl BakeError {
         BakeError::Io { path: path.to_owned(), source }
     }
 }
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;
