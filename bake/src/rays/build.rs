@@ -9,8 +9,8 @@ use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
 
 const BINS: usize = 16;
-/// Cost of testing one triangle block, relative to one node visit (0.6 and 1 traced the default
-/// world equally fast, 2 slower; measured with 4-wide nodes).
+/// Cost of testing one triangle block, relative to one node visit (measured: nearby values trace
+/// as fast, twice this slower).
 const BLOCK_COST: f32 = 1.0;
 /// Beyond this depth nodes split at the median, which bounds the depth (and the traversal stack).
 const SAH_MAX_DEPTH: u32 = 40;
@@ -23,8 +23,8 @@ enum BuildNode {
 }
 
 /// A triangle during the build: its box and id in one 28-byte record, partitioned in place (the
-/// centroid is recomputed where needed). Ids into separate box and centroid arrays took 52 bytes
-/// per triangle: the default world's bake peaked at 928 MiB with them, 840 MiB with these.
+/// centroid is recomputed where needed), about half the bytes of ids into separate box and
+/// centroid arrays: the build is where a bake's memory peaks.
 #[derive(Clone, Copy)]
 struct Prim {
     lo: [f32; 3],
@@ -54,8 +54,7 @@ impl Bvh {
     /// tiles): `clusters[i]` triangles in run `i`, in order (empty: one run). Each run gets its
     /// own subtree, built in parallel, and the runs are joined by an SAH tree over their boxes.
     /// That skips binning every triangle at the top levels, where the split planes would fall on
-    /// the tile edges anyway, and balances the threads: the default world's BVH build took 1.8–2.2 s
-    /// instead of 2.1–2.4 s (two cores), with no change in tracing speed.
+    /// the tile edges anyway, and balances the threads, with no change in tracing speed.
     pub fn build_clustered(positions: &[[f32; 3]], indices: &[u32], clusters: &[u32]) -> Result<Bvh, BuildError> {
         if !indices.len().is_multiple_of(3) {
             return Err(BuildError::IndexCount(indices.len()));

@@ -4,28 +4,25 @@
 //! today, and impostor capture, caustics and fog volumes are meant to use it the same way. It
 //! depends on no other module of the baker but the memory hints (`crate::mem`), so that none of
 //! those users has to depend on light transport (ARCHITECTURE.md, "Dependency rules").
-//!
+//! The measurements behind the choices below are in BENCHMARKS.md ("Lighting").
 //!
 //! Build: top-down binned SAH (16 bins on centroids, all three axes; big nodes binned in parallel),
 //! subtrees built in parallel with `rayon::join`, then collapsed into 8-wide nodes and flattened
 //! depth-first, so the layout never depends on the thread count. A node holds its eight
 //! children's boxes in structure-of-arrays form (four cache lines), tested as two 4-lane halves.
-//! On the default world's terrain, with incoherent rays, 8-wide nodes traced 17 % more rays per
-//! second than 4-wide ones (fewer levels, so fewer dependent fetches of nodes not in cache), and
-//! the lighting stage took 3 % less time.
+//! Eight-wide nodes beat four-wide ones on incoherent rays: fewer levels, so fewer dependent
+//! fetches of nodes not in cache.
 //! A leaf holds one or two blocks of four triangles, also in structure-of-arrays form, and a ray
 //! meets a block's four triangles in one 4-lane test; the SAH counts a leaf's cost in blocks,
-//! so leaves fill their blocks. Against one triangle at a time with leaves of about two, on the
-//! default world: 35–40 % more rays per second on `ray_speed`'s heightfield, and the lighting
-//! stage 8–12 % faster.
+//! so leaves fill their blocks; that traces faster than one triangle at a time with leaves of
+//! about two.
 //!
 //! Walks (`walk.rs`) go nearest child first for closest hits and in node order for any hit, and
 //! start loading the children they put aside. On a mesh far larger than the caches a walk waits on
 //! memory at nearly every node, so the streamed queries ([`Bvh::intersect_stream`],
 //! [`Bvh::occluded_stream`]) interleave [`STREAM`] walks on one thread, each step fetching what
-//! that walk's next step reads: on the default world's terrain, one thread traces about twice
-//! the rays per second that way (BENCHMARKS.md, "Seventh session"). The lighting stage traces its
-//! flights in streams.
+//! that walk's next step reads, so that one walk's wait for memory overlaps the others' work.
+//! The lighting stage traces its flights in streams.
 //!
 //! Triangles are intersected with a watertight test (see `triangle.rs`): a ray through a shared
 //! edge or vertex hits at least one of the triangles sharing it. Both windings hit;
