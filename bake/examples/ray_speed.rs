@@ -18,7 +18,7 @@
 //! `embreex` package), so the two are compared on the same mesh and rays.
 
 use glam::Vec3A;
-use kiln_bake::lighting::{Bvh, Cull, Ray, STREAM};
+use kiln_bake::rays::{Bvh, Cull, Ray, STREAM};
 use kiln_formats::sections::{Manifest, TerrainMesh};
 use kiln_formats::Pack;
 use std::path::Path;

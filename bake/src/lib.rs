@@ -7,8 +7,12 @@ pub mod density;
 pub mod diff;
 pub mod grid;
 pub mod lighting;
+#[cfg(test)]
+mod layering_tests;
 pub mod mc;
+mod mem;
 pub mod pipeline;
+pub mod rays;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.

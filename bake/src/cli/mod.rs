@@ -12,24 +12,42 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-/// Why a command failed. Each displays as one line naming the file and the problem.
+/// Why a command failed. Each displays as one line naming the file and the problem. The library
+/// layers below the CLI have their own errors (`pipeline::BakeError`, `world::WorldError`, ...),
+/// which this wraps; they never return a `CliError`.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// A bad argument or request.
     #[error("{0}")]
     Usage(String),
+    /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
+    /// A pack could not be opened or decoded.
     #[error(transparent)]
     Pack(#[from] kiln_formats::PackFileError),
+    /// The world file is invalid.
     #[error(transparent)]
     World(#[from] crate::world::WorldError),
+    /// `kiln diff` could not compare its inputs.
     #[error(transparent)]
     Diff(#[from] crate::diff::DiffError),
+    /// The world is beyond the memory budget, or too slow to bake.
+    #[error(transparent)]
+    Budget(#[from] crate::budget::BudgetError),
+    /// The bake failed.
+    #[error(transparent)]
+    Bake(#[from] crate::pipeline::BakeError),
+    /// The stage cache could not be read or trimmed.
+    #[error(transparent)]
+    Cache(#[from] kiln_cache::store::StoreError),
+    /// Anything else, as one line.
     #[error("{0}")]
     Failed(String),
 }
 
 impl CliError {
+    /// An I/O failure on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         CliError::Io { path: path.display().to_string(), source }
     }
@@ -245,15 +263,15 @@ where
 }
 
 fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
-    let store = kiln_cache::store::Store::open(&dir).map_err(|e| CliError::Failed(e.to_string()))?;
+    let store = kiln_cache::store::Store::open(&dir)?;
     let mib = |b: u64| b as f64 / 1048576.0;
     match command {
         CacheCommand::Stats => {
-            let s = store.stats().map_err(|e| CliError::Failed(e.to_string()))?;
+            let s = store.stats()?;
             println!("{}: {} entries, {:.1} MiB", dir.display(), s.entries, mib(s.bytes));
         }
         CacheCommand::Gc { max_size } => {
-            let r = store.gc(max_size).map_err(|e| CliError::Failed(e.to_string()))?;
+            let r = store.gc(max_size)?;
             println!(
                 "{}: removed {} entries ({:.1} MiB); {} entries, {:.1} MiB kept",
                 dir.display(),
@@ -272,7 +290,7 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool,
     let threads = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let estimate = crate::budget::Estimate::of(&world.spec, threads);
     let budget = crate::budget::Budget::resolve(memory_budget);
-    crate::budget::check(world_path, &estimate, budget.as_ref()).map_err(|e| CliError::Failed(e.to_string()))?;
+    crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();
     let sink: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
     let report = crate::pipeline::bake(&world, opts, sink)?;
@@ -304,4 +322,21 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool,
         eprintln!("  explain    {e}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CliError;
+    use crate::pipeline::BakeError;
+    use std::error::Error as _;
+    use std::path::Path;
+
+    #[test]
+    fn wrapped_library_errors_print_unchanged_and_keep_their_sources() {
+        let bake = BakeError::io(Path::new("out/x"), std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"));
+        let cli = CliError::from(bake);
+        assert_eq!(cli.to_string(), "out/x: denied");
+        assert!(matches!(&cli, CliError::Bake(BakeError::Io { .. })));
+        assert!(cli.source().is_some_and(|s| s.is::<std::io::Error>()), "{cli:?}");
+    }
 }

@@ -56,27 +56,25 @@
 //! another 1.34×, and shares by reflected sun power 1.1×. Cost grows
 //! linearly with `paths_per_area`, noise falls with its square root.
 
-mod bvh;
-mod mem;
 mod qmc;
 mod rng;
 mod sources;
 pub mod spec;
 mod surface;
 mod transport;
-mod triangle;
 mod volume;
 
 #[cfg(test)]
 mod tests;
 
-pub use bvh::{Bvh, Cull, Hit, Ray, STREAM};
 pub use spec::{
     LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight,
     SunSpec,
 };
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
 
+use crate::mem;
+use crate::rays::{BuildError, Bvh, Cull, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
 use surface::{Surface, VertexGrid};
@@ -101,6 +99,9 @@ pub enum LightingError {
     /// The mesh is malformed (bad indices, non-finite positions, wrong material count).
     #[error("invalid lighting mesh: {0}")]
     Mesh(String),
+    /// The ray engine refused the mesh.
+    #[error("invalid lighting mesh: {0}")]
+    Rays(#[from] BuildError),
     /// The volume description is malformed.
     #[error("invalid irradiance volume: {0}")]
     Volume(String),

@@ -8,13 +8,13 @@
 //! in chunk order, then applied to the accumulators in that order (split by ownership, never by
 //! thread). The result is the same for any thread count.
 
-use super::bvh::{Bvh, Hit, Ray};
 use super::luminance;
-use super::mem::prefetch;
 use super::rng::{cosine_hemisphere, Rng};
 use super::sources::{Class, Emission, Source};
 use super::surface::{Deposit, Surface};
 use super::volume::{Segment, VolumeAccumulator};
+use crate::mem::prefetch;
+use crate::rays::{Bvh, Hit, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
 

@@ -8,7 +8,7 @@
 //! [`MIN_AIR`] air) take the mean of their valid neighbours instead, so interpolation next to
 //! walls reads light from the open side rather than black.
 
-use super::bvh::{Bvh, Ray};
+use crate::rays::{Bvh, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
 
@@ -89,7 +89,7 @@ impl VolumeAccumulator {
         let n = desc.dims.iter().product::<usize>();
         let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
         let sums = [0, 1].map(|_| {
-            let mut s = super::mem::huge_vec(n);
+            let mut s = crate::mem::huge_vec(n);
             s.resize(n, [Vec3A::ZERO; BINS]);
             s
         });

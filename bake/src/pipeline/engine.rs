@@ -28,7 +28,7 @@ use super::registry::{Entry, Registry};
 use super::stage_cache::{StageCache, StageInputs};
 use super::tile::{BakedTile, TileSummary};
 use super::{stage_version, writer_version, StageTiming};
-use crate::cli::CliError;
+use super::BakeError;
 use crate::world::World;
 
 /// What every product shares about the world being baked.
@@ -46,9 +46,15 @@ impl<'a> Plan<'a> {
         Plan { world, tiling, tiles: tiling.all_tiles() }
     }
 
-    /// An error of this world's bake.
-    pub fn failed(&self, what: impl std::fmt::Display) -> CliError {
-        CliError::Failed(format!("{}: {what}", self.world.spec.name))
+    /// The world's name, as errors of its bake name it.
+    pub fn world_name(&self) -> String {
+        self.world.spec.name.clone()
+    }
+
+    /// A broken contract between the engine and a product in this world's bake (a bug, not bad
+    /// input); `what` says where.
+    pub fn internal(&self, what: impl std::fmt::Display) -> BakeError {
+        BakeError::Internal(format!("{}: {what}", self.world.spec.name))
     }
 }
 
@@ -88,23 +94,23 @@ impl TileCtx<'_, '_> {
         self.engine.plan.tiles[self.tile]
     }
     /// A world product's value; it must be among the product's [`TileProduct::world_needs`].
-    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, CliError> {
+    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, BakeError> {
         let i = self.engine.registry.index(name)?;
         let v = self.engine.world_values[i].get().ok_or_else(|| undeclared(name))?;
         downcast(name, v)
     }
     /// This tile's output of an earlier tile product named in [`TileProduct::tile_needs`].
-    pub fn output(&self, product: &str) -> Result<&TileOutput, CliError> {
+    pub fn output(&self, product: &str) -> Result<&TileOutput, BakeError> {
         self.engine.tile_output(product, self.tile)
     }
 }
 
-fn undeclared(name: &str) -> CliError {
-    CliError::Failed(format!("internal error: {name} was read without being declared as a need"))
+fn undeclared(name: &str) -> BakeError {
+    BakeError::Internal(format!("internal error: {name} was read without being declared as a need"))
 }
 
-fn downcast<'v, T: 'static>(name: &str, v: &'v WorldValue) -> Result<&'v T, CliError> {
-    v.downcast_ref::<T>().ok_or_else(|| CliError::Failed(format!("internal error: {name} has another type")))
+fn downcast<'v, T: 'static>(name: &str, v: &'v WorldValue) -> Result<&'v T, BakeError> {
+    v.downcast_ref::<T>().ok_or_else(|| BakeError::Internal(format!("internal error: {name} has another type")))
 }
 
 /// Wall time per report stage, each step counted once (a step's time excludes the nested steps it
@@ -157,7 +163,7 @@ impl<'a> Engine<'a> {
     }
 
     /// The cache key inputs of world product `name`.
-    pub fn world_key(&self, name: &str) -> Result<&StageInputs, CliError> {
+    pub fn world_key(&self, name: &str) -> Result<&StageInputs, BakeError> {
         let i = self.registry.index(name)?;
         if self.world_keys[i].get().is_none() {
             let key = self.world_product(i).inputs(self)?;
@@ -167,14 +173,14 @@ impl<'a> Engine<'a> {
     }
 
     /// The value of world product `name`, from the cache or computed now.
-    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, CliError> {
+    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, BakeError> {
         let i = self.registry.index(name)?;
         self.resolve_world(i)?;
         downcast(name, self.world_values[i].get().expect("resolved"))
     }
 
     /// Every tile's cache key inputs for tile product `name`.
-    pub fn tile_keys(&self, name: &str) -> Result<&[StageInputs], CliError> {
+    pub fn tile_keys(&self, name: &str) -> Result<&[StageInputs], BakeError> {
         let i = self.registry.index(name)?;
         if self.tile_keys[i].get().is_none() {
             let p = self.tile_product(i);
@@ -185,7 +191,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A resolved tile output (see [`WorldProduct::tile_needs`] and [`TileProduct::tile_needs`]).
-    pub fn tile_output(&self, product: &str, tile: usize) -> Result<&TileOutput, CliError> {
+    pub fn tile_output(&self, product: &str, tile: usize) -> Result<&TileOutput, BakeError> {
         let i = self.registry.index(product)?;
         self.outputs[i][tile].get().ok_or_else(|| undeclared(product))
     }
@@ -208,13 +214,13 @@ impl<'a> Engine<'a> {
         self.clock.lock().expect("clock").details.entry(stage).or_default().push(detail);
     }
 
-    fn resolve_world(&self, i: usize) -> Result<(), CliError> {
+    fn resolve_world(&self, i: usize) -> Result<(), BakeError> {
         if self.world_values[i].get().is_some() {
             return Ok(());
         }
         let p = self.world_product(i);
         let key = self.world_key(p.name())?.clone();
-        let value = self.timed(p.report_stage(), || -> Result<WorldValue, CliError> {
+        let value = self.timed(p.report_stage(), || -> Result<WorldValue, BakeError> {
             if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
                 return Ok(v);
             }
@@ -237,7 +243,7 @@ impl<'a> Engine<'a> {
 
     /// Makes the outputs of tile product `i` for `tiles` available: from the cache where a sound
     /// entry exists, else computed in parallel after everything the product reads.
-    fn resolve_tiles(&self, i: usize, tiles: &[usize]) -> Result<(), CliError> {
+    fn resolve_tiles(&self, i: usize, tiles: &[usize]) -> Result<(), BakeError> {
         let todo: Vec<usize> = tiles.iter().copied().filter(|&t| self.outputs[i][t].get().is_none()).collect();
         if todo.is_empty() {
             return Ok(());
@@ -248,7 +254,7 @@ impl<'a> Engine<'a> {
         for need in p.tile_needs() {
             self.resolve_tiles(self.registry.index(need)?, &todo)?;
         }
-        self.timed(p.report_stage(), || -> Result<(), CliError> {
+        self.timed(p.report_stage(), || -> Result<(), BakeError> {
             let found: Vec<Option<TileOutput>> = todo
                 .par_iter()
                 .map(|&t| {
@@ -282,7 +288,7 @@ impl<'a> Engine<'a> {
                     bar.advance(1);
                     Ok(out)
                 })
-                .collect::<Result<_, CliError>>()?;
+                .collect::<Result<_, BakeError>>()?;
             for (&t, o) in missing.iter().zip(computed) {
                 let _ = self.outputs[i][t].set(o);
             }
@@ -293,7 +299,7 @@ impl<'a> Engine<'a> {
 
     /// The key of tile `t`'s pack: every tile product's key in registry order, the world's name and
     /// the writer's version. Its low 64 bits are the pack's `inputs_hash`.
-    fn pack_key(&self, t: usize) -> Result<StageInputs, CliError> {
+    fn pack_key(&self, t: usize) -> Result<StageInputs, BakeError> {
         let mut key = StageInputs::new("pack", stage_version::PACK);
         for p in self.registry.tile_products() {
             key = key.with(p.name(), self.tile_keys(p.name())?[t].key().0);
@@ -302,7 +308,7 @@ impl<'a> Engine<'a> {
     }
 
     /// The packs of `wanted` (indices into the plan's tiles), from the cache or baked.
-    pub fn packs(&self, wanted: &[usize]) -> Result<Vec<BakedTile>, CliError> {
+    pub fn packs(&self, wanted: &[usize]) -> Result<Vec<BakedTile>, BakeError> {
         let pack_keys = wanted.iter().map(|&t| self.pack_key(t)).collect::<Result<Vec<_>, _>>()?;
         let products: Vec<&dyn TileProduct> = self.registry.tile_products().collect();
         let mut packs: Vec<Option<BakedTile>> = self.timed("packs", || {
@@ -331,7 +337,7 @@ impl<'a> Engine<'a> {
                     self.cache.computed(&baked.id.label(), &pack_keys[j], &baked.to_bytes());
                     Ok(baked)
                 })
-                .collect::<Result<_, CliError>>()
+                .collect::<Result<_, BakeError>>()
         })?;
         self.note("packs", format!("{} assembled, {} from the cache", missing.len(), wanted.len() - missing.len()));
         for (&j, b) in missing.iter().zip(assembled) {
@@ -340,9 +346,9 @@ impl<'a> Engine<'a> {
         Ok(packs.into_iter().map(|p| p.expect("every pack is present")).collect())
     }
 
-    fn assemble(&self, t: usize, inputs_hash: u64) -> Result<BakedTile, CliError> {
+    fn assemble(&self, t: usize, inputs_hash: u64) -> Result<BakedTile, BakeError> {
         let id = self.plan.tiles[t];
-        let pack_err = |e: kiln_formats::FormatError| self.plan.failed(format_args!("tile {id}: packing: {e}"));
+        let pack_err = |source| BakeError::Pack { world: self.plan.world_name(), what: format!("tile {id}: packing"), source };
         let mut pack = PackBuilder::new(writer_version());
         pack.add(&PackInfo {
             kind: PackKind::Tile { level: id.level, x: id.x, y: id.y },
@@ -358,7 +364,7 @@ impl<'a> Engine<'a> {
             }
             summary = summary.or(out.summary);
         }
-        let summary = summary.ok_or_else(|| self.plan.failed(format_args!("tile {id}: no product summarised it")))?;
+        let summary = summary.ok_or_else(|| self.plan.internal(format_args!("tile {id}: no product summarised it")))?;
         Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
     }
 

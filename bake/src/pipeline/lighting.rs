@@ -15,7 +15,7 @@ use super::inputs::settings_hash;
 use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::stage_version;
-use crate::cli::CliError;
+use super::BakeError;
 
 use super::lod::{TileId, Tiling};
 use crate::lighting::{bake_lighting, BakedLighting, IrradianceVolume, LightingError, LightingSpec, SceneMesh, VolumeDesc};
@@ -123,7 +123,7 @@ impl WorldProduct for TransportProduct {
     fn report_stage(&self) -> &'static str {
         "lighting"
     }
-    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let plan = keys.plan();
         let spec = &plan.world.spec;
         let geometry = keys.tile_keys("geometry")?;
@@ -140,17 +140,17 @@ impl WorldProduct for TransportProduct {
     fn tile_needs(&self, keys: &KeyCtx) -> Vec<(&'static str, Vec<usize>)> {
         vec![("geometry", level0(keys))]
     }
-    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError> {
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let plan = ctx.plan();
         let spec = &plan.world.spec;
         let mut meshes = Vec::new();
         for i in level0(ctx) {
-            let mesh = ctx.tile_output("geometry", i)?.section(TerrainMesh::KIND).ok_or_else(|| plan.failed("a level-0 tile has no mesh"))?;
+            let mesh = ctx.tile_output("geometry", i)?.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("a level-0 tile has no mesh"))?;
             meshes.push((plan.tiles[i], mesh));
         }
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
-        let world = bake_world(&plan.tiling, &meshes, &spec.lighting, seed).map_err(|e| plan.failed(e))?;
+        let world = bake_world(&plan.tiling, &meshes, &spec.lighting, seed).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
         let detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
         Ok((Box::new(world), detail))
@@ -168,7 +168,7 @@ impl TileProduct for LightingProduct {
     fn report_stage(&self) -> &'static str {
         "lighting"
     }
-    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         Ok(StageInputs::new("tile lighting", stage_version::LIGHTING)
             .with("lighting", keys.world_key("transport")?.key().0)
             .with("geometry", keys.tile_keys("geometry")?[tile].key().0))
@@ -179,11 +179,11 @@ impl TileProduct for LightingProduct {
     fn tile_needs(&self) -> &'static [&'static str] {
         &["geometry"]
     }
-    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, CliError> {
+    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
         let plan = ctx.plan();
-        let mesh = ctx.output("geometry")?.section(TerrainMesh::KIND).ok_or_else(|| plan.failed("the tile has no mesh"))?;
+        let mesh = ctx.output("geometry")?.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("the tile has no mesh"))?;
         let world = ctx.world::<WorldLighting>("transport")?;
-        tile_lighting(world, &plan.tiling, plan.tiles[tile], mesh).map_err(|e| plan.failed(e))
+        tile_lighting(world, &plan.tiling, plan.tiles[tile], mesh).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })
     }
     fn sections(&self) -> &'static [SectionKind] {
         &[VertexIrradiance::KIND, IrradianceGrid::KIND]

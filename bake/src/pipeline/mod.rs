@@ -5,6 +5,7 @@
 //! the same for any `--jobs`.
 
 mod engine;
+mod error;
 mod failpoint;
 mod hit_check;
 mod inputs;
@@ -29,6 +30,7 @@ use kiln_formats::PackBuilder;
 use xxhash_rust::xxh3::xxh3_64;
 
 use engine::{Engine, Plan};
+pub use error::BakeError;
 pub use lod::{TileId, Tiling};
 use output::Staging;
 use progress::{NoProgress, Progress};
@@ -36,7 +38,6 @@ pub use registry::Registry;
 pub use stage_cache::{StageCache, StageInputs, Tally};
 use tile::BakedTile;
 
-use crate::cli::CliError;
 use crate::world::World;
 
 /// Versions of each stage's algorithm: bump one when its output for the same inputs changes, so
@@ -109,25 +110,25 @@ pub fn writer_version() -> [u16; 3] {
 
 /// Bakes `world` into `opts.out_root/<name>/`, reporting progress to `progress`. On any error
 /// nothing is left behind and an earlier bake in that place is untouched.
-pub fn bake(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, CliError> {
+pub fn bake(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(j) = opts.jobs {
         if !(1..=MAX_JOBS).contains(&j) {
-            return Err(CliError::Usage(format!("--jobs {j}: must be 1 to {MAX_JOBS}")));
+            return Err(BakeError::BadOption(format!("--jobs {j}: must be 1 to {MAX_JOBS}")));
         }
         // Workers beyond the cores add no speed, and rayon's idle workers spin: a thousand threads
         // on two cores made a bake dozens of times slower.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         builder = builder.num_threads(j.min(cores));
     }
-    let pool = builder.build().map_err(|e| CliError::Failed(format!("cannot start worker threads: {e}")))?;
+    let pool = builder.build().map_err(BakeError::Threads)?;
     pool.install(|| bake_in_pool(world, opts, progress))
 }
 
-fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, CliError> {
+fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
     let spec = &world.spec;
     let store = match &opts.cache {
-        Some(dir) => Some(Store::open(dir).map_err(|e| CliError::Failed(e.to_string()))?),
+        Some(dir) => Some(Store::open(dir)?),
         None => None,
     };
     // Before any work: an unwritable or non-directory --out, a bad name or a concurrent bake of
@@ -189,7 +190,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> R
     })
 }
 
-fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, CliError> {
+fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, BakeError> {
     let spec = &plan.world.spec;
     let dims = plan.world.dims();
     let world_hash = world_hash(plan.world);
@@ -207,7 +208,7 @@ fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, CliError> 
         nodes: quadtree_nodes(tiles),
     };
     let mut pack = PackBuilder::new(writer_version());
-    let pack_err = |e| plan.failed(format_args!("encoding the manifest: {e}"));
+    let pack_err = |source| BakeError::Pack { world: plan.world_name(), what: "encoding the manifest".into(), source };
     pack.add(&PackInfo { kind: PackKind::Manifest, world_name: spec.name.clone(), inputs_hash: world_hash }).map_err(pack_err)?;
     pack.add(&manifest).map_err(pack_err)?;
     pack.add(&plan.world.embedded_sources()).map_err(pack_err)?;
@@ -261,10 +262,10 @@ pub fn world_hash(world: &World) -> u64 {
 /// Bakes one tile on its own, without any cache, and returns its pack bytes: byte-identical to the
 /// same tile of a whole-world bake. It runs the same products over that one tile; its lighting
 /// still needs every level-0 tile's geometry, since light transport reads the whole world.
-pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, CliError> {
+pub fn bake_single_tile(world: &World, id: TileId) -> Result<Vec<u8>, BakeError> {
     let plan = Plan::new(world);
     let Some(index) = plan.tiles.iter().position(|&t| t == id) else {
-        return Err(CliError::Usage(format!("{}: no tile {id}", world.spec.name)));
+        return Err(BakeError::BadOption(format!("{}: no tile {id}", world.spec.name)));
     };
     let cache = StageCache::new(None, &world.spec.name, false);
     let registry = Registry::standard();

@@ -22,7 +22,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::failpoint;
-use crate::cli::CliError;
+use super::BakeError;
 
 /// A directory being filled; dropped without [`Staging::commit`], it removes itself.
 pub struct Staging {
@@ -37,12 +37,12 @@ pub struct Staging {
 /// Refuses a bake name that is not one plain directory name: the bake must land in a direct child
 /// of `--out`, whatever the world file says (the world loader checks names too; this is the last
 /// line before anything is deleted).
-fn check_name(out_root: &Path, name: &str) -> Result<(), CliError> {
+fn check_name(out_root: &Path, name: &str) -> Result<(), BakeError> {
     let mut parts = Path::new(name).components();
     let single =
         matches!(parts.next(), Some(Component::Normal(c)) if c == name) && parts.next().is_none();
     if !single || name.starts_with('.') || name.contains(['/', '\\', '\0']) || name.len() > 255 {
-        return Err(CliError::Usage(format!(
+        return Err(BakeError::BadOption(format!(
             "{}: world name {name:?} is not a plain directory name (no separators, no leading '.', at most 255 bytes)",
             out_root.display()
         )));
@@ -62,11 +62,11 @@ fn is_leftover(file: &str, name: &str, what: &str) -> bool {
 }
 
 /// Puts back a previous bake left aside by a killed fallback commit, then removes every leftover.
-fn recover_leftovers(out_root: &Path, name: &str, dest: &Path) -> Result<(), CliError> {
+fn recover_leftovers(out_root: &Path, name: &str, dest: &Path) -> Result<(), BakeError> {
     let mut staging = Vec::new();
     let mut old = Vec::new();
     for e in fs::read_dir(out_root)
-        .map_err(|e| CliError::io(out_root, e))?
+        .map_err(|e| BakeError::io(out_root, e))?
         .flatten()
     {
         let file = e.file_name().to_string_lossy().into_owned();
@@ -84,13 +84,13 @@ fn recover_leftovers(out_root: &Path, name: &str, dest: &Path) -> Result<(), Cli
         old.sort_by_key(|p| fs::symlink_metadata(p).and_then(|m| m.modified()).ok());
         let newest = old.pop().expect("not empty");
         if newest.join("manifest.kpack").is_file() {
-            fs::rename(&newest, dest).map_err(|e| CliError::io(dest, e))?;
+            fs::rename(&newest, dest).map_err(|e| BakeError::io(dest, e))?;
         } else {
             old.push(newest);
         }
     }
     for p in staging.iter().chain(&old) {
-        remove_bake(p).map_err(|e| CliError::io(p, e))?;
+        remove_bake(p).map_err(|e| BakeError::io(p, e))?;
     }
     Ok(())
 }
@@ -115,17 +115,17 @@ fn remove_bake(dir: &Path) -> io::Result<()> {
 
 /// An existing `OUT/<name>` must be an earlier bake (or an empty directory): anything else there is
 /// the user's and is not replaced.
-fn check_dest(dest: &Path) -> Result<(), CliError> {
+fn check_dest(dest: &Path) -> Result<(), BakeError> {
     let meta = match fs::symlink_metadata(dest) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(CliError::io(dest, e)),
+        Err(e) => return Err(BakeError::io(dest, e)),
     };
     let is_bake = meta.is_dir()
         && (dest.join("manifest.kpack").is_file()
             || fs::read_dir(dest).is_ok_and(|mut d| d.next().is_none()));
     if !is_bake {
-        return Err(CliError::Usage(format!(
+        return Err(BakeError::BadOption(format!(
             "{}: exists and is not a Kiln bake (no manifest.kpack); not replacing it: move it away or choose another --out",
             dest.display()
         )));
@@ -152,7 +152,7 @@ fn still_at(file: &fs::File, path: &Path) -> bool {
     }
 }
 
-fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf), CliError> {
+fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf), BakeError> {
     let path = out_root.join(format!(".{name}.lock"));
     loop {
         let file = fs::OpenOptions::new()
@@ -160,19 +160,15 @@ fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf),
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| CliError::io(&path, e))?;
+            .map_err(|e| BakeError::io(&path, e))?;
         match file.try_lock() {
             Ok(()) if still_at(&file, &path) => return Ok((file, path)),
             // The previous holder removed it between our open and our lock: take the new one.
             Ok(()) => continue,
             Err(fs::TryLockError::WouldBlock) => {
-                return Err(CliError::Failed(format!(
-                    "{}: another kiln bake of this world is writing here (it holds {}); wait for it to finish",
-                    dest.display(),
-                    path.display()
-                )));
+                return Err(BakeError::Locked { dest: dest.to_owned(), lock: path });
             }
-            Err(fs::TryLockError::Error(e)) => return Err(CliError::io(&path, e)),
+            Err(fs::TryLockError::Error(e)) => return Err(BakeError::io(&path, e)),
         }
     }
 }
@@ -181,24 +177,24 @@ impl Staging {
     /// Locks `out_root/name`, cleans up after killed bakes of it, and creates the staging directory.
     /// Fails at once (naming the path) if `out_root` is not a writable directory, if `name` is not a
     /// plain directory name, or if another bake of the same world into `out_root` is running.
-    pub fn new(out_root: &Path, name: &str) -> Result<Self, CliError> {
+    pub fn new(out_root: &Path, name: &str) -> Result<Self, BakeError> {
         check_name(out_root, name)?;
         match fs::metadata(out_root) {
             Ok(m) if !m.is_dir() => {
-                return Err(CliError::Usage(format!(
+                return Err(BakeError::BadOption(format!(
                     "{}: --out is not a directory",
                     out_root.display()
                 )));
             }
             Ok(_) => {}
-            Err(_) => fs::create_dir_all(out_root).map_err(|e| CliError::io(out_root, e))?,
+            Err(_) => fs::create_dir_all(out_root).map_err(|e| BakeError::io(out_root, e))?,
         }
         let dest = out_root.join(name);
         let (lock, lock_path) = lock(out_root, name, &dest)?;
         let dir = out_root.join(format!(".{name}.staging-{}", std::process::id()));
         let prepared = recover_leftovers(out_root, name, &dest)
             .and_then(|()| check_dest(&dest))
-            .and_then(|()| fs::create_dir(&dir).map_err(|e| CliError::io(&dir, e)));
+            .and_then(|()| fs::create_dir(&dir).map_err(|e| BakeError::io(&dir, e)));
         if let Err(e) = prepared {
             // Still locked: remove the lock file before the lock goes (see `still_at`).
             let _ = fs::remove_file(&lock_path);
@@ -220,26 +216,26 @@ impl Staging {
 
     /// Writes `bytes` to `relative` inside the staging directory. Nothing is synced here: the
     /// whole directory is made durable once, in [`Staging::commit`], before it becomes visible.
-    pub fn write(&self, relative: &str, bytes: &[u8]) -> Result<(), CliError> {
+    pub fn write(&self, relative: &str, bytes: &[u8]) -> Result<(), BakeError> {
         let path = self.dir.join(relative);
         if let Some(p) = path.parent() {
-            fs::create_dir_all(p).map_err(|e| CliError::io(p, e))?;
+            fs::create_dir_all(p).map_err(|e| BakeError::io(p, e))?;
         }
-        fs::write(&path, bytes).map_err(|e| CliError::io(&path, e))?;
+        fs::write(&path, bytes).map_err(|e| BakeError::io(&path, e))?;
         failpoint::hit("write:after-file");
         Ok(())
     }
 
     /// Makes every file written so far durable: one `syncfs` of the file system on Linux (hundreds of
     /// per-file fsyncs would cost seconds), a per-file fsync elsewhere.
-    fn sync_all(&self) -> Result<(), CliError> {
+    fn sync_all(&self) -> Result<(), BakeError> {
         #[cfg(target_os = "linux")]
         {
-            let dir = fs::File::open(&self.dir).map_err(|e| CliError::io(&self.dir, e))?;
+            let dir = fs::File::open(&self.dir).map_err(|e| BakeError::io(&self.dir, e))?;
             use std::os::fd::AsRawFd;
             // SAFETY: syncfs only reads the descriptor, which `dir` keeps open for the call.
             if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
-                return Err(CliError::io(&self.dir, io::Error::last_os_error()));
+                return Err(BakeError::io(&self.dir, io::Error::last_os_error()));
             }
             Ok(())
         }
@@ -247,14 +243,14 @@ impl Staging {
         {
             let mut stack = vec![self.dir.clone()];
             while let Some(d) = stack.pop() {
-                for e in fs::read_dir(&d).map_err(|e| CliError::io(&d, e))? {
-                    let p = e.map_err(|e| CliError::io(&d, e))?.path();
+                for e in fs::read_dir(&d).map_err(|e| BakeError::io(&d, e))? {
+                    let p = e.map_err(|e| BakeError::io(&d, e))?.path();
                     if p.is_dir() {
                         stack.push(p);
                     } else {
                         fs::File::open(&p)
                             .and_then(|f| f.sync_all())
-                            .map_err(|e| CliError::io(&p, e))?;
+                            .map_err(|e| BakeError::io(&p, e))?;
                     }
                 }
             }
@@ -271,17 +267,17 @@ impl Staging {
 
     /// Syncs the finished directory and moves it into place, replacing any previous bake (see the
     /// module documentation for how each step keeps a complete bake at the destination).
-    pub fn commit(mut self) -> Result<PathBuf, CliError> {
+    pub fn commit(mut self) -> Result<PathBuf, BakeError> {
         failpoint::hit("commit:before-sync");
         self.sync_all()?;
         failpoint::hit("commit:after-sync");
         let had_old = match fs::symlink_metadata(&self.dest) {
             Ok(_) => true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-            Err(e) => return Err(CliError::io(&self.dest, e)),
+            Err(e) => return Err(BakeError::io(&self.dest, e)),
         };
         if !had_old {
-            fs::rename(&self.dir, &self.dest).map_err(|e| CliError::io(&self.dest, e))?;
+            fs::rename(&self.dir, &self.dest).map_err(|e| BakeError::io(&self.dest, e))?;
             self.committed = true;
             self.sync_parent();
             failpoint::hit("commit:after-rename");
@@ -297,12 +293,12 @@ impl Staging {
                 Ok(self.dest.clone())
             }
             Err(e) if exchange_unsupported(&e) => self.commit_by_two_renames(),
-            Err(e) => Err(CliError::io(&self.dest, e)),
+            Err(e) => Err(BakeError::io(&self.dest, e)),
         }
     }
 
     /// The fallback where directories cannot be exchanged atomically (module documentation).
-    fn commit_by_two_renames(mut self) -> Result<PathBuf, CliError> {
+    fn commit_by_two_renames(mut self) -> Result<PathBuf, BakeError> {
         let name = self
             .dest
             .file_name()
@@ -311,11 +307,11 @@ impl Staging {
         let old = self
             .dest
             .with_file_name(format!(".{name}.old-{}", std::process::id()));
-        fs::rename(&self.dest, &old).map_err(|e| CliError::io(&self.dest, e))?;
+        fs::rename(&self.dest, &old).map_err(|e| BakeError::io(&self.dest, e))?;
         failpoint::hit("commit:after-move-aside");
         if let Err(e) = fs::rename(&self.dir, &self.dest) {
             let _ = fs::rename(&old, &self.dest);
-            return Err(CliError::io(&self.dest, e));
+            return Err(BakeError::io(&self.dest, e));
         }
         self.committed = true;
         self.sync_parent();

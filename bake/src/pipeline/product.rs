@@ -17,7 +17,7 @@ use kiln_formats::SectionKind;
 use super::engine::{KeyCtx, TileCtx, WorldCtx};
 use super::stage_cache::StageInputs;
 use super::tile::TileSummary;
-use crate::cli::CliError;
+use super::BakeError;
 
 /// A world product's value, type-erased so the registry can hold any product; products read each
 /// other's values back through [`WorldCtx::world`] and [`TileCtx::world`] with their concrete type.
@@ -117,7 +117,7 @@ pub trait WorldProduct: Sync {
     /// The stage of the bake report its time counts towards ("density", "lighting").
     fn report_stage(&self) -> &'static str;
     /// The named inputs of its cache key (also what tile products fold into theirs).
-    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError>;
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError>;
     /// World products whose values [`WorldProduct::compute`] reads.
     fn world_needs(&self) -> &'static [&'static str] {
         &[]
@@ -128,7 +128,7 @@ pub trait WorldProduct: Sync {
         Vec::new()
     }
     /// Computes the value, and a one-line description of the work for the bake report.
-    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError>;
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError>;
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
     /// are stored instead).
     fn encode(&self, _value: &WorldValue) -> Option<Vec<u8>> {
@@ -148,7 +148,7 @@ pub trait TileProduct: Sync {
     /// The stage of the bake report its time counts towards, and its progress bar's label.
     fn report_stage(&self) -> &'static str;
     /// The named inputs of one tile's cache key (`tile` indexes the bake's tile list).
-    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, CliError>;
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError>;
     /// World products [`TileProduct::bake`] reads.
     fn world_needs(&self) -> &'static [&'static str] {
         &[]
@@ -165,7 +165,7 @@ pub trait TileProduct: Sync {
         Ok(())
     }
     /// Bakes one tile. Pure: depends only on the tile and what it declares it reads.
-    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, CliError>;
+    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError>;
     /// Whether a cached output is a well-formed output of this product for `tile` (checked on
     /// every cache hit; a bad entry is reported and rebuilt).
     fn validate(&self, tile: usize, output: &TileOutput, keys: &KeyCtx) -> Result<(), String>;

@@ -4,7 +4,7 @@ use super::lighting::{LightingProduct, TransportProduct};
 use super::product::{TileProduct, WorldProduct};
 use super::terrain::TerrainProduct;
 use super::volume::{DensityProduct, TileInputsProduct};
-use crate::cli::CliError;
+use super::BakeError;
 
 /// One registered product.
 pub enum Entry {
@@ -55,14 +55,14 @@ impl Registry {
     }
 
     /// The position of the product called `name`.
-    pub fn index(&self, name: &str) -> Result<usize, CliError> {
+    pub fn index(&self, name: &str) -> Result<usize, BakeError> {
         self.entries
             .iter()
             .position(|e| match e {
                 Entry::World(p) => p.name() == name,
                 Entry::Tile(p) => p.name() == name,
             })
-            .ok_or_else(|| CliError::Failed(format!("internal error: no product named {name:?} is registered")))
+            .ok_or_else(|| BakeError::Internal(format!("internal error: no product named {name:?} is registered")))
     }
 }
 

@@ -10,7 +10,7 @@ use super::super::product::{RawSection, TileOutput, TileProduct};
 use super::super::progress::NoProgress;
 use super::super::stage_cache::{StageCache, StageInputs};
 use super::Registry;
-use crate::cli::CliError;
+use super::BakeError;
 use crate::world::World;
 
 const PROBE: SectionKind = SectionKind(*b"PRBE");
@@ -25,7 +25,7 @@ impl TileProduct for Probe {
     fn report_stage(&self) -> &'static str {
         "probe"
     }
-    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         Ok(StageInputs::new("probe", 1).with("geometry", keys.tile_keys("geometry")?[tile].key().0))
     }
     fn tile_needs(&self) -> &'static [&'static str] {
@@ -34,7 +34,7 @@ impl TileProduct for Probe {
     fn sections(&self) -> &'static [SectionKind] {
         &[PROBE]
     }
-    fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, CliError> {
+    fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
         let mesh = TerrainMesh::decode(ctx.output("geometry")?.section(TerrainMesh::KIND).expect("terrain has a mesh")).expect("decodes");
         let bytes = (mesh.positions.len() as u32).to_le_bytes().to_vec();
         Ok(TileOutput { sections: vec![RawSection { kind: PROBE, required: false, bytes }], summary: None })

@@ -18,7 +18,7 @@ use super::stage_version;
 use super::tile::{TileError, TileSummary};
 use super::volume::Volume;
 use crate::ao::{ambient_occlusion, AoSettings, OccupancyField};
-use crate::cli::CliError;
+use super::BakeError;
 use crate::density::DensityVolume;
 use crate::mc::{march_into, CellRange, IsoMesh};
 
@@ -41,7 +41,7 @@ impl TileProduct for TerrainProduct {
     fn report_stage(&self) -> &'static str {
         "tiles"
     }
-    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let plan = keys.plan();
         let id = plan.tiles[tile];
         let t = &plan.tiling;
@@ -55,7 +55,7 @@ impl TileProduct for TerrainProduct {
     fn world_needs(&self) -> &'static [&'static str] {
         &["volume"]
     }
-    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, CliError> {
+    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
         let plan = ctx.plan();
         let v = ctx.world::<Volume>("volume")?;
         let inputs = GeometryInputs { tiling: plan.tiling, volume: &v.density, occupancy: &v.occupancy, ao: &plan.world.spec.ao };
@@ -65,7 +65,7 @@ impl TileProduct for TerrainProduct {
         let mut scratch = SCRATCH.with(RefCell::take);
         let out = bake_geometry(&inputs, plan.tiles[tile], &mut scratch, &mut t);
         SCRATCH.with(|s| s.replace(scratch));
-        let out = out.map_err(|e| plan.failed(e))?;
+        let out = out.map_err(|source| BakeError::Tile { world: plan.world_name(), source })?;
         let mut sum = self.timings.lock().expect("timings lock");
         *sum = TileTimings { mesh: sum.mesh + t.mesh, ao: sum.ao + t.ao, encode: sum.encode + t.encode };
         Ok(out)

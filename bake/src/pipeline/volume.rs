@@ -8,7 +8,7 @@ use super::product::{WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::stage_version;
 use crate::ao::OccupancyField;
-use crate::cli::CliError;
+use super::BakeError;
 use crate::density::DensityVolume;
 
 /// The density volume and its occupancy field.
@@ -21,9 +21,9 @@ pub struct Volume {
 pub struct DensityProduct;
 
 impl DensityProduct {
-    fn volume(keys: &KeyCtx, density: DensityVolume) -> Result<Volume, CliError> {
+    fn volume(keys: &KeyCtx, density: DensityVolume) -> Result<Volume, BakeError> {
         let occupancy =
-            OccupancyField::from_densities(density.dims, &density.data).map_err(|e| keys.plan().failed(format_args!("occupancy: {e}")))?;
+            OccupancyField::from_densities(density.dims, &density.data).map_err(|source| BakeError::Occupancy { world: keys.plan().world_name(), source })?;
         Ok(Volume { density, occupancy })
     }
 
@@ -42,10 +42,10 @@ impl WorldProduct for DensityProduct {
     fn report_stage(&self) -> &'static str {
         "density"
     }
-    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         Ok(StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(keys.plan().world)))
     }
-    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError> {
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let world = ctx.plan().world;
         // The raw noise is most of the work and does not change with brushes or floater settings,
         // so it has its own cache entry.
@@ -83,7 +83,7 @@ impl WorldProduct for TileInputsProduct {
     fn report_stage(&self) -> &'static str {
         "density"
     }
-    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, CliError> {
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let plan = keys.plan();
         Ok(StageInputs::new("tile-inputs", stage_version::TILE_INPUTS)
             .with("density", keys.world_key("volume")?.key().0)
@@ -93,7 +93,7 @@ impl WorldProduct for TileInputsProduct {
     fn world_needs(&self) -> &'static [&'static str] {
         &["volume"]
     }
-    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), CliError> {
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let plan = ctx.plan();
         let ao = &plan.world.spec.ao;
         let v = ctx.world::<Volume>("volume")?;

@@ -2,15 +2,15 @@
 //! collapsed into 8-wide nodes (see the parent module for the layout).
 
 use super::{leaf_word, Aabb, Bvh, Node, HALVES, MAX_LEAF, WIDTH};
-use crate::lighting::mem::huge_vec;
-use crate::lighting::triangle::{TriBlock, BLOCK};
-use crate::lighting::LightingError;
+use super::triangle::{TriBlock, BLOCK};
+use super::BuildError;
+use crate::mem::huge_vec;
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
 
 const BINS: usize = 16;
-/// Cost of testing one triangle block, relative to one node visit (0.6 and 1 traced the default
-/// world equally fast, 2 slower; measured with 4-wide nodes).
+/// Cost of testing one triangle block, relative to one node visit (measured: nearby values trace
+/// as fast, twice this slower).
 const BLOCK_COST: f32 = 1.0;
 /// Beyond this depth nodes split at the median, which bounds the depth (and the traversal stack).
 const SAH_MAX_DEPTH: u32 = 40;
@@ -23,8 +23,8 @@ enum BuildNode {
 }
 
 /// A triangle during the build: its box and id in one 28-byte record, partitioned in place (the
-/// centroid is recomputed where needed). Ids into separate box and centroid arrays took 52 bytes
-/// per triangle: the default world's bake peaked at 928 MiB with them, 840 MiB with these.
+/// centroid is recomputed where needed), about half the bytes of ids into separate box and
+/// centroid arrays: the build is where a bake's memory peaks.
 #[derive(Clone, Copy)]
 struct Prim {
     lo: [f32; 3],
@@ -46,7 +46,7 @@ impl Prim {
 
 impl Bvh {
     /// Builds the hierarchy over `indices.len() / 3` triangles of `positions`.
-    pub fn build(positions: &[[f32; 3]], indices: &[u32]) -> Result<Bvh, LightingError> {
+    pub fn build(positions: &[[f32; 3]], indices: &[u32]) -> Result<Bvh, BuildError> {
         Bvh::build_clustered(positions, indices, &[])
     }
 
@@ -54,25 +54,20 @@ impl Bvh {
     /// tiles): `clusters[i]` triangles in run `i`, in order (empty: one run). Each run gets its
     /// own subtree, built in parallel, and the runs are joined by an SAH tree over their boxes.
     /// That skips binning every triangle at the top levels, where the split planes would fall on
-    /// the tile edges anyway, and balances the threads: the default world's BVH build took 1.8–2.2 s
-    /// instead of 2.1–2.4 s (two cores), with no change in tracing speed.
-    pub fn build_clustered(positions: &[[f32; 3]], indices: &[u32], clusters: &[u32]) -> Result<Bvh, LightingError> {
+    /// the tile edges anyway, and balances the threads, with no change in tracing speed.
+    pub fn build_clustered(positions: &[[f32; 3]], indices: &[u32], clusters: &[u32]) -> Result<Bvh, BuildError> {
         if !indices.len().is_multiple_of(3) {
-            return Err(LightingError::Mesh(format!("index count {} is not a multiple of 3", indices.len())));
+            return Err(BuildError::IndexCount(indices.len()));
         }
         let tri_count = indices.len() / 3;
         if tri_count >= (1 << 28) {
-            return Err(LightingError::Mesh(format!("{tri_count} triangles exceed the 2^28 limit")));
+            return Err(BuildError::TooManyTriangles(tri_count));
         }
         if let Some(p) = positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(LightingError::Mesh(format!("position {p} is not finite")));
+            return Err(BuildError::NotFinite(p));
         }
         if let Some(i) = indices.iter().position(|&i| i as usize >= positions.len()) {
-            return Err(LightingError::Mesh(format!(
-                "index {i} refers to vertex {} of {}",
-                indices[i],
-                positions.len()
-            )));
+            return Err(BuildError::BadIndex { index: i, vertex: indices[i], vertices: positions.len() });
         }
         let corner = |t: usize, k: usize| Vec3A::from(positions[indices[3 * t + k] as usize]);
         let mut prims: Vec<Prim> = huge_vec(tri_count);
@@ -83,7 +78,7 @@ impl Bvh {
         }));
         let clustered: u64 = clusters.iter().map(|&c| c as u64).sum();
         if !clusters.is_empty() && clustered != tri_count as u64 {
-            return Err(LightingError::Mesh(format!("clusters hold {clustered} triangles of {tri_count}")));
+            return Err(BuildError::Clusters { clustered, triangles: tri_count });
         }
         let (tree, root_bounds) = build_runs(&mut prims, clusters);
         let bounds = root_bounds.boxes;

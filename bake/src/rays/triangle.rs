@@ -4,7 +4,7 @@
 //! vertex is transformed the same way whichever triangle it belongs to, so the 2D edge functions
 //! of neighbouring triangles agree exactly and a ray can never slip between them.
 
-use super::bvh::{Hit, Ray};
+use super::{Hit, Ray};
 use glam::{Vec3A, Vec4};
 
 /// A triangle with its index in the input mesh: the one-at-a-time form of the test, which the
@@ -208,13 +208,13 @@ fn safe_inv(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lighting::rng::{uniform_sphere, Rng};
+    use crate::rays::test_rng::{uniform_sphere, Rng};
 
     #[test]
     fn block_test_answers_like_the_scalar_test_lane_by_lane() {
         // Triangles of a small grid (shared edges and vertices, so many rays hit exactly on an
         // edge and take the double-precision path) and random ones, in blocks of four.
-        let mut rng = Rng::new(17, 0, 0);
+        let mut rng = Rng::new(17);
         let mut tris = Vec::new();
         for y in 0..4 {
             for x in 0..4 {

@@ -1,25 +1,28 @@
-//! A bounding volume hierarchy over triangles with closest-hit and any-hit queries.
+//! The ray engine: a bounding volume hierarchy over triangles with closest-hit and any-hit queries.
+//!
+//! It knows triangles and rays only, nothing of what they stand for: light transport uses it
+//! today, and impostor capture, caustics and fog volumes are meant to use it the same way. It
+//! depends on no other module of the baker but the memory hints (`crate::mem`), so that none of
+//! those users has to depend on light transport (ARCHITECTURE.md, "Dependency rules").
+//! The measurements behind the choices below are in BENCHMARKS.md ("Lighting").
 //!
 //! Build: top-down binned SAH (16 bins on centroids, all three axes; big nodes binned in parallel),
 //! subtrees built in parallel with `rayon::join`, then collapsed into 8-wide nodes and flattened
 //! depth-first, so the layout never depends on the thread count. A node holds its eight
 //! children's boxes in structure-of-arrays form (four cache lines), tested as two 4-lane halves.
-//! On the default world's terrain, with incoherent rays, 8-wide nodes traced 17 % more rays per
-//! second than 4-wide ones (fewer levels, so fewer dependent fetches of nodes not in cache), and
-//! the lighting stage took 3 % less time.
+//! Eight-wide nodes beat four-wide ones on incoherent rays: fewer levels, so fewer dependent
+//! fetches of nodes not in cache.
 //! A leaf holds one or two blocks of four triangles, also in structure-of-arrays form, and a ray
 //! meets a block's four triangles in one 4-lane test; the SAH counts a leaf's cost in blocks,
-//! so leaves fill their blocks. Against one triangle at a time with leaves of about two, on the
-//! default world: 35–40 % more rays per second on `ray_speed`'s heightfield, and the lighting
-//! stage 8–12 % faster.
+//! so leaves fill their blocks; that traces faster than one triangle at a time with leaves of
+//! about two.
 //!
 //! Walks (`walk.rs`) go nearest child first for closest hits and in node order for any hit, and
 //! start loading the children they put aside. On a mesh far larger than the caches a walk waits on
 //! memory at nearly every node, so the streamed queries ([`Bvh::intersect_stream`],
 //! [`Bvh::occluded_stream`]) interleave [`STREAM`] walks on one thread, each step fetching what
-//! that walk's next step reads: on the default world's terrain, one thread traces about twice
-//! the rays per second that way (BENCHMARKS.md, "Seventh session"). The lighting stage traces its
-//! flights in streams.
+//! that walk's next step reads, so that one walk's wait for memory overlaps the others' work.
+//! The lighting stage traces its flights in streams.
 //!
 //! Triangles are intersected with a watertight test (see `triangle.rs`): a ray through a shared
 //! edge or vertex hits at least one of the triangles sharing it. Both windings hit;
@@ -27,11 +30,46 @@
 //! points to).
 
 mod build;
+#[cfg(test)]
+mod test_rng;
+mod triangle;
 mod walk;
 
-use super::triangle::{TriBlock, BLOCK};
+use triangle::{TriBlock, BLOCK};
 use walk::{Query, Walk};
 use glam::{Vec3A, Vec4};
+
+/// Why [`Bvh::build`] refused a mesh.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The index buffer does not hold whole triangles.
+    #[error("index count {0} is not a multiple of 3")]
+    IndexCount(usize),
+    /// More triangles than a leaf word can address.
+    #[error("{0} triangles exceed the 2^28 limit")]
+    TooManyTriangles(usize),
+    /// A vertex position (by index) has an infinite or NaN coordinate.
+    #[error("position {0} is not finite")]
+    NotFinite(usize),
+    /// An index refers to a vertex past the end of the positions.
+    #[error("index {index} refers to vertex {vertex} of {vertices}")]
+    BadIndex {
+        /// Where in the index buffer.
+        index: usize,
+        /// The vertex it names.
+        vertex: u32,
+        /// How many vertices there are.
+        vertices: usize,
+    },
+    /// The cluster sizes given to [`Bvh::build_clustered`] do not add up to the triangle count.
+    #[error("clusters hold {clustered} triangles of {triangles}")]
+    Clusters {
+        /// Triangles the clusters claim.
+        clustered: u64,
+        /// Triangles the mesh has.
+        triangles: usize,
+    },
+}
 
 /// Walks one thread interleaves in [`Bvh::intersect_stream`].
 pub const STREAM: usize = 8;
@@ -260,11 +298,11 @@ impl Bvh {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lighting::rng::{uniform_sphere, Rng};
-    use crate::lighting::triangle::{RayPre, Tri};
+    use super::test_rng::{uniform_sphere, Rng};
+    use super::triangle::{RayPre, Tri};
 
     fn random_soup(count: usize, seed: u64) -> (Vec<[f32; 3]>, Vec<u32>) {
-        let mut rng = Rng::new(seed, 0, 0);
+        let mut rng = Rng::new(seed);
         let mut pos = Vec::new();
         for _ in 0..count {
             let c = [rng.next_f32() * 10.0, rng.next_f32() * 10.0, rng.next_f32() * 10.0];
@@ -292,7 +330,7 @@ mod tests {
     fn bvh_matches_brute_force_on_random_rays() {
         let (pos, idx) = random_soup(2000, 5);
         let bvh = Bvh::build(&pos, &idx).unwrap();
-        let mut rng = Rng::new(9, 0, 0);
+        let mut rng = Rng::new(9);
         let mut hits = 0;
         for i in 0..1000 {
             let origin = Vec3A::new(rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0);
@@ -325,7 +363,7 @@ mod tests {
     fn streamed_queries_answer_like_one_ray_at_a_time() {
         let (pos, idx) = random_soup(3000, 8);
         let bvh = Bvh::build(&pos, &idx).unwrap();
-        let mut rng = Rng::new(4, 0, 0);
+        let mut rng = Rng::new(4);
         let rays: Vec<Ray> = (0..1500)
             .map(|i| Ray {
                 origin: Vec3A::new(rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0),
@@ -408,7 +446,7 @@ mod tests {
             }
         }
         let bvh = Bvh::build(&pos, &idx).unwrap();
-        let mut rng = Rng::new(2, 0, 0);
+        let mut rng = Rng::new(2);
         for y in 1..n {
             for x in 1..n {
                 for (dx, dy) in [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.5, 0.5)] {
@@ -436,7 +474,7 @@ mod tests {
         }
         let idx: Vec<u32> = (0..pos.len() as u32).collect();
         let bvh = Bvh::build_clustered(&pos, &idx, &runs).unwrap();
-        let mut rng = Rng::new(3, 0, 0);
+        let mut rng = Rng::new(3);
         for i in 0..600 {
             let origin = Vec3A::new(rng.next_f32() * 26.0 - 2.0, rng.next_f32() * 26.0 - 2.0, rng.next_f32() * 16.0 - 2.0);
             let dir = uniform_sphere(rng.next_f32(), rng.next_f32());

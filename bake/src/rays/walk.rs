@@ -3,8 +3,8 @@
 //! works on the others (see [`Bvh::intersect_stream`]).
 
 use super::{leaf_range, Bvh, Cull, Hit, Node, Ray, HALVES, LEAF_FLAG, STACK, WIDTH};
-use crate::lighting::mem::prefetch_all;
-use crate::lighting::triangle::{RayPre, BLOCK};
+use super::triangle::{RayPre, BLOCK};
+use crate::mem::prefetch_all;
 use glam::Vec4;
 use std::mem::MaybeUninit;
 

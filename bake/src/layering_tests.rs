@@ -1,0 +1,86 @@
+//! Keeps the layering rules of ARCHITECTURE.md ("Dependency rules") true: each top-level module of
+//! the baker may name only the modules listed for it. A new dependency between modules is a
+//! design decision: change the table here and in ARCHITECTURE.md together.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Each module and the modules of this crate it may name (`crate::X`).
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("cli", &["budget", "density", "diff", "peak_memory", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid"]),
+    ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem"]),
+    ("diff", &[]),
+    ("budget", &["world"]),
+    ("world", &["ao", "lighting"]),
+    ("density", &["world", "grid"]),
+    ("mc", &["grid"]),
+    ("ao", &[]),
+    ("lighting", &["rays", "mem"]),
+    ("rays", &["mem"]),
+    ("grid", &[]),
+    ("mem", &[]),
+];
+
+fn sources(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        entries.iter().for_each(|p| sources(p, out));
+    } else if path.is_file() && path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_owned());
+    }
+}
+
+/// The crate modules a line names: `crate::a::…` and each item of `crate::{a, b::c}`, with the
+/// rest of the path.
+fn named_modules(line: &str) -> Vec<(String, String)> {
+    let ident = |s: &str| s.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut found = Vec::new();
+    for (i, _) in line.match_indices("crate::") {
+        let rest = &line[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            found.extend(group.split(',').map(|item| (ident(item), item.trim().to_owned())));
+        } else {
+            found.push((ident(rest), rest.to_owned()));
+        }
+    }
+    found.retain(|(m, _)| !m.is_empty() && m != "self");
+    found
+}
+
+#[test]
+fn modules_import_only_what_the_layering_allows() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut broken = BTreeSet::new();
+    for (module, allowed) in ALLOWED {
+        let mut files = Vec::new();
+        sources(&src.join(module), &mut files);
+        sources(&src.join(format!("{module}.rs")), &mut files);
+        assert!(!files.is_empty(), "no sources for module {module}");
+        for file in files {
+            let rel = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                for (named, _) in named_modules(line) {
+                    if named != *module && !allowed.contains(&named.as_str()) {
+                        broken.insert(format!("{rel}:{}: {module} names crate::{named}", n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "layering broken (see ARCHITECTURE.md, \"Dependency rules\"):\n{}", broken.into_iter().collect::<Vec<_>>().join("\n"));
+}
+
+#[test]
+fn the_line_reader_finds_every_named_module() {
+    let names = |l: &str| named_modules(l).into_iter().map(|(m, _)| m).collect::<Vec<_>>();
+    assert_eq!(names("use crate::cli::CliError;"), ["cli"]);
+    assert_eq!(names("use crate::{cli, world::World, self};"), ["cli", "world"]);
+    assert_eq!(names("let x = crate::rays::Bvh::build(p, i)? + crate::mem::huge_vec(3);"), ["rays", "mem"]);
+    assert!(names("use super::x;").is_empty());
+}
