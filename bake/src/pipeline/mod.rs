@@ -44,7 +44,7 @@ use crate::world::World;
 mod stage_version {
     pub const DENSITY: u32 = 1;
     pub const TILE_INPUTS: u32 = 1;
-    pub const GEOMETRY: u32 = 2;
+    pub const GEOMETRY: u32 = 3;
     pub const PACK: u32 = 4;
     pub const LIGHTING: u32 = 11;
 }
