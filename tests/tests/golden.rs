@@ -7,28 +7,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack bf90ac91ba481c67
-tiles/L0_0_0.kpack 78a3c307d55d13d2
-tiles/L0_0_1.kpack 90a30a89bc0ffd49
-tiles/L0_0_2.kpack 52815853f6cb2493
-tiles/L0_0_3.kpack c42359c36534b19b
-tiles/L0_1_0.kpack 435ef78d6e72af0c
-tiles/L0_1_1.kpack 86589a1c087df298
-tiles/L0_1_2.kpack 9e9347b8bd9da676
-tiles/L0_1_3.kpack 435e06d21a7d350a
-tiles/L0_2_0.kpack 2fa57d4c2c9a6e28
-tiles/L0_2_1.kpack 5e516e289aedc376
-tiles/L0_2_2.kpack fbc391496e61df85
-tiles/L0_2_3.kpack 408a573aa2a5f40f
-tiles/L0_3_0.kpack f0fe439b29c1a071
-tiles/L0_3_1.kpack d42e5980521165ae
-tiles/L0_3_2.kpack 4698101b5b3e6bff
-tiles/L0_3_3.kpack e8892b12ccb64642
-tiles/L1_0_0.kpack ac9a12a6b70851f6
-tiles/L1_0_1.kpack 9917391e9c5c88ff
-tiles/L1_1_0.kpack 858b710e8bddc079
-tiles/L1_1_1.kpack 4bc70f2e407fb58c
-tiles/L2_0_0.kpack 2bfed670d452b4d9
+manifest.kpack 4a30d186d5f3780b
+tiles/L0_0_0.kpack f67fe0d70ed6efc4
+tiles/L0_0_1.kpack da8ce7250cf1a3a8
+tiles/L0_0_2.kpack e759cdd6ebf7fc40
+tiles/L0_0_3.kpack 0a28b3429de5edb3
+tiles/L0_1_0.kpack a8605388abf7315a
+tiles/L0_1_1.kpack 3d0b7086006148be
+tiles/L0_1_2.kpack 066e6e53ff13a651
+tiles/L0_1_3.kpack 81cbf31074984abf
+tiles/L0_2_0.kpack 5c2ab4b8ca62479e
+tiles/L0_2_1.kpack db3999cf51c35c18
+tiles/L0_2_2.kpack 0ee3d1d979d657a8
+tiles/L0_2_3.kpack 918a20b5ba02b745
+tiles/L0_3_0.kpack 0953dd7fa4581faa
+tiles/L0_3_1.kpack 00aa98f1000b28f7
+tiles/L0_3_2.kpack 212c42d5561bd087
+tiles/L0_3_3.kpack 56a403ab410ff342
+tiles/L1_0_0.kpack 2cb1513909795ce5
+tiles/L1_0_1.kpack a684f90aa2236687
+tiles/L1_1_0.kpack 6ea701e05b584f21
+tiles/L1_1_1.kpack bc3f4a2048ec9d31
+tiles/L2_0_0.kpack 6237f01bc3ddde7c
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {
