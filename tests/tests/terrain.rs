@@ -198,20 +198,28 @@ fn the_world_is_a_closed_block_seen_from_outside() {
     // the surface of the first ring inside the wall (in voxels; off the lattice so no ray grazes
     // an edge). `top(u)` is that ring's highest solid sample at position u along the side.
     let top = |x: usize, y: usize| (0..nz).rev().find(|&z| density.get(x, y, z) > 0.0).unwrap_or(0) as f64;
-    let sides: [(usize, [f64; 3], Box<dyn Fn(f64, f64) -> [f64; 3]>, Box<dyn Fn(usize) -> f64>); 4] = [
-        (ny, [1.0, 0.0, 0.0], Box::new(|u, z| [-3.0, u, z]), Box::new(|u| top(1, u))),
-        (ny, [-1.0, 0.0, 0.0], Box::new(|u, z| [nx as f64 + 2.0, u, z]), Box::new(|u| top(nx - 2, u))),
-        (nx, [0.0, 1.0, 0.0], Box::new(|u, z| [u, -3.0, z]), Box::new(|u| top(u, 1))),
-        (nx, [0.0, -1.0, 0.0], Box::new(|u, z| [u, ny as f64 + 2.0, z]), Box::new(|u| top(u, ny - 2))),
-    ];
+    let (fx, fy) = (nx as f64 + 2.0, ny as f64 + 2.0);
     let mut rays = 0;
-    for (len, d, origin, ring_top) in &sides {
+    for side in 0..4 {
+        let len = if side < 2 { ny } else { nx };
         for u in 2..len - 3 {
+            let ring_top = |u: usize| match side {
+                0 => top(1, u),
+                1 => top(nx - 2, u),
+                2 => top(u, 1),
+                _ => top(u, ny - 2),
+            };
             let below = ring_top(u).min(ring_top(u + 1)) - 1.0;
+            let v = u as f64 + 0.43;
             let mut z = 0.31;
             while z < below {
-                let o = origin(u as f64 + 0.43, z);
-                let first = tris.iter().filter_map(|&p| hit(o, *d, p)).fold(f64::INFINITY, f64::min);
+                let (o, d) = match side {
+                    0 => ([-3.0, v, z], [1.0, 0.0, 0.0]),
+                    1 => ([fx, v, z], [-1.0, 0.0, 0.0]),
+                    2 => ([v, -3.0, z], [0.0, 1.0, 0.0]),
+                    _ => ([v, fy, z], [0.0, -1.0, 0.0]),
+                };
+                let first = tris.iter().filter_map(|&p| hit(o, d, p)).fold(f64::INFINITY, f64::min);
                 assert!(first < 5.0, "a ray from {o:?} along {d:?} enters the world without hitting ground (first hit {first})");
                 rays += 1;
                 z += 0.53;
@@ -238,8 +246,8 @@ fn lod_quadtree_is_complete_and_errors_grow_toward_the_root() {
         assert_eq!(mesh.positions.len() as u32, n.vertex_count);
         assert!(ao.0.iter().any(|&v| v < 255) && ao.0.iter().any(|&v| v > 200) || mesh.positions.is_empty());
         for p in &mesh.positions {
-            for a in 0..3 {
-                assert!(p[a] >= n.bounds_min[a] && p[a] <= n.bounds_max[a]);
+            for ((v, lo), hi) in p.iter().zip(n.bounds_min).zip(n.bounds_max) {
+                assert!(*v >= lo && *v <= hi);
             }
         }
     }
