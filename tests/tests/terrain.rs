@@ -150,6 +150,23 @@ fn packs_hold_no_degenerate_triangles_or_coincident_vertices() {
     let (flat, dupes, triangles) = quantisation_defects(tiny_bake());
     assert!(triangles > 1000);
     assert_eq!((flat, dupes), (0, 0), "zero-area triangles and coincident vertex pairs in the tiny world's packs");
+    // The tiny world's level 0 has 1024 lattice steps per voxel; a taller volume leaves room for
+    // only 512, the default world's case, where a fixed margin of 1/1024 edge used to round
+    // clamped vertices onto corners.
+    let dir = scratch("tall");
+    let text = fs::read_to_string(repo_root().join("worlds/tiny.toml")).unwrap();
+    let text = text.replace("name = \"tiny\"", "name = \"tall\"").replace("size = [64, 64, 32]", "size = [32, 32, 64]");
+    assert!(text.contains("\"tall\"") && text.contains("[32, 32, 64]"), "worlds/tiny.toml changed: update this test");
+    fs::write(dir.join("tall.toml"), text).unwrap();
+    let world = dir.join("tall.toml");
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet", "--no-cache"]), 0);
+    let tall = dir.join("tall");
+    let m = manifest(&tall);
+    let (mesh, _) = tile(&tall, 0, 0, 0);
+    assert_eq!(mesh.lattice.voxel_size / mesh.lattice.step(), 512.0, "level 0 of the tall world is on a 1/512-voxel lattice");
+    let (flat, dupes, triangles) = quantisation_defects(&tall);
+    assert!(triangles > 1000 && m.levels == 2);
+    assert_eq!((flat, dupes), (0, 0), "zero-area triangles and coincident vertex pairs in a tall world's packs");
     // Another bake to check, e.g. the default world's: KILN_CHECK_BAKE=/tmp/out/ice_caves.
     if let Some(dir) = std::env::var_os("KILN_CHECK_BAKE") {
         let (flat, dupes, triangles) = quantisation_defects(Path::new(&dir));
