@@ -7,28 +7,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack 4a30d186d5f3780b
-tiles/L0_0_0.kpack f67fe0d70ed6efc4
-tiles/L0_0_1.kpack da8ce7250cf1a3a8
-tiles/L0_0_2.kpack e759cdd6ebf7fc40
-tiles/L0_0_3.kpack 0a28b3429de5edb3
-tiles/L0_1_0.kpack a8605388abf7315a
-tiles/L0_1_1.kpack 3d0b7086006148be
-tiles/L0_1_2.kpack 066e6e53ff13a651
-tiles/L0_1_3.kpack 81cbf31074984abf
-tiles/L0_2_0.kpack 5c2ab4b8ca62479e
-tiles/L0_2_1.kpack db3999cf51c35c18
-tiles/L0_2_2.kpack 0ee3d1d979d657a8
-tiles/L0_2_3.kpack 918a20b5ba02b745
-tiles/L0_3_0.kpack 0953dd7fa4581faa
-tiles/L0_3_1.kpack 00aa98f1000b28f7
-tiles/L0_3_2.kpack 212c42d5561bd087
-tiles/L0_3_3.kpack 56a403ab410ff342
-tiles/L1_0_0.kpack 2cb1513909795ce5
-tiles/L1_0_1.kpack a684f90aa2236687
-tiles/L1_1_0.kpack 6ea701e05b584f21
-tiles/L1_1_1.kpack bc3f4a2048ec9d31
-tiles/L2_0_0.kpack 6237f01bc3ddde7c
+manifest.kpack e48482871069d839
+tiles/L0_0_0.kpack c8236aefb381313c
+tiles/L0_0_1.kpack 4632df3a75360554
+tiles/L0_0_2.kpack e6243d60e904a77f
+tiles/L0_0_3.kpack 11670919d9775f69
+tiles/L0_1_0.kpack f47bac672deba373
+tiles/L0_1_1.kpack 07f59f9f8d3d5cd3
+tiles/L0_1_2.kpack 04c2a350f906c00b
+tiles/L0_1_3.kpack a7e8503d661ca1e1
+tiles/L0_2_0.kpack 17e83790b5f7fb57
+tiles/L0_2_1.kpack 1c0fed2aa60188f3
+tiles/L0_2_2.kpack e8c2917f000ba793
+tiles/L0_2_3.kpack 1fe2ba6470d7460a
+tiles/L0_3_0.kpack 5acaf95a7aaa4559
+tiles/L0_3_1.kpack c875873ff5e07bbc
+tiles/L0_3_2.kpack e3c90d4383b2aa3b
+tiles/L0_3_3.kpack 8f28bb3325ddd2e3
+tiles/L1_0_0.kpack c37a29acd50f3c49
+tiles/L1_0_1.kpack 9c4ebbc02d4dcad3
+tiles/L1_1_0.kpack 7dd83a46413ab89c
+tiles/L1_1_1.kpack 6917e19135965fa3
+tiles/L2_0_0.kpack 476b5bf030a84ec6
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

@@ -6,17 +6,20 @@
 //! - the outermost ring of samples (`x = 0`, `x = nx - 1`, `y = 0`, `y = ny - 1`) becomes air
 //!   (`-a`) everywhere;
 //! - the next `band` rings become solid below each column's surface (every sample under the
-//!   column's highest solid sample), with the linear ramp `a · (2d - 1)` at distance `d` from the
-//!   outer ring. Caves that reached the side end `band` samples inside it; the column's surface
-//!   sample itself keeps its value, so the top of the terrain does not move.
+//!   column's highest solid sample), with a linear ramp in the distance `d` from the outer ring.
+//!   Caves that reached the side end `band` samples inside it; the column's surface sample itself
+//!   keeps its value, so the top of the terrain does not move.
 //!
-//! The ramp crosses 0 half a sample inside the outer ring, and being linear it does so at every
-//! sample spacing: a level of stride `s` interpolates between `x = 0` and `x = s`, which lands on
-//! `x = 0.5` whenever `s <= band`. So `band` is the coarsest level's stride and the near sides
-//! (`x = 0`, `y = 0`) are flat and in the same place at every level. On the far sides the
-//! coarser levels' last corner lies one sample beyond the volume and reads the outer ring again
-//! (the volume's edge is replicated), so there the wall moves outward by up to one sample as
-//! levels get coarser, which stays within the level's own geometric error.
+//! The ramps put the wall in the same place at every LOD level, so neighbouring tiles of
+//! different levels meet without a gap in the wall. `band` is the coarsest level's stride, so a
+//! level of stride `s` always interpolates between the air ring and a ramp sample:
+//! - near sides (`x = 0`, `y = 0`): ramp `a · (2d - 1)`. A level interpolates between `x = 0`
+//!   and `x = s`, and the linear ramp crosses 0 at `x = 0.5` for every `s`.
+//! - far sides: the last cell corner lies one sample beyond the volume and reads the air ring
+//!   again (the volume's edge is replicated), so a level interpolates between distance `s - 1`
+//!   and the ring. The ramp `a · ((d + 1) / FAR - 1)` puts that crossing `FAR` samples inside
+//!   the last cell corner for every `s >= 2`; level 0 (between `d = 1` and the ring) lands within
+//!   0.05 samples of it.
 
 use super::DensityVolume;
 
@@ -25,15 +28,17 @@ use super::DensityVolume;
 pub fn close_sides(vol: &mut DensityVolume, band: usize) -> usize {
     let [nx, ny, nz] = vol.dims;
     let band = band.max(1);
-    // The ramp stays below 1 across the band, inside the [-1, 1] range of every other density.
+    // The ramps stay below 1 across the band, inside the [-1, 1] range of every other density.
     let a = 1.0 / (2 * band) as f32;
     let mut changed = 0;
     for y in 0..ny {
         for x in 0..nx {
-            let d = x.min(y).min(nx - 1 - x).min(ny - 1 - y);
+            let (near, far) = (x.min(y), (nx - 1 - x).min(ny - 1 - y));
+            let d = near.min(far);
             if d > band {
                 continue;
             }
+            let ramp = if near <= far { a * (2 * d - 1) as f32 } else { a * ((d + 1) as f32 / FAR - 1.0) };
             let column = |z: usize| x + nx * (y + ny * z);
             let top = (0..nz).rev().find(|&z| vol.data[column(z)] > 0.0);
             for z in 0..nz {
@@ -46,7 +51,7 @@ pub fn close_sides(vol: &mut DensityVolume, band: usize) -> usize {
                         v.min(-a)
                     }
                 } else if below {
-                    a * (2 * d - 1) as f32
+                    ramp
                 } else {
                     *v
                 };
@@ -59,6 +64,11 @@ pub fn close_sides(vol: &mut DensityVolume, band: usize) -> usize {
     }
     changed
 }
+
+/// Where the far sides' wall crosses 0, in samples inside the last cell corner (one sample beyond
+/// the volume): just short of 2, where level 0 (which must cross between the last two samples)
+/// and the coarser levels (which cross between distance `s - 1` and the ring) nearly agree.
+const FAR: f32 = 1.9;
 
 /// The band [`close_sides`] needs for a world of `dims` samples in level-0 tiles of `tile_size`
 /// columns: the stride of its coarsest LOD level (see `pipeline::Tiling::levels`), so every
@@ -87,11 +97,12 @@ mod tests {
         for z in 0..10 {
             assert!(vol.get(0, 8, z) < 0.0 && vol.get(19, 8, z) < 0.0 && vol.get(8, 0, z) < 0.0 && vol.get(8, 15, z) < 0.0);
         }
-        // The band seals the cave's ends below the surface with the ramp, and leaves the
+        // The band seals the cave's ends below the surface with the ramps, and leaves the
         // surface sample and the air above it alone.
         for d in 1..=band {
             assert_eq!(vol.get(d, 8, 2), a * (2 * d - 1) as f32);
-            assert_eq!(vol.get(19 - d, 8, 3), a * (2 * d - 1) as f32);
+            assert_eq!(vol.get(19 - d, 8, 3), a * ((d + 1) as f32 / FAR - 1.0));
+            assert!(vol.get(19 - d, 8, 3) > 0.0);
             assert_eq!(vol.get(d, 8, 5), 0.5);
             assert_eq!(vol.get(d, 8, 6), -0.5);
         }
@@ -111,14 +122,21 @@ mod tests {
     }
 
     #[test]
-    fn the_wall_crosses_zero_half_a_sample_inside_at_every_stride() {
-        let dims = [40, 40, 8];
-        let mut vol = DensityVolume::from_fn(dims, |_, _, z| if z <= 5 { 0.5 } else { -0.5 });
+    fn the_wall_crosses_zero_in_one_place_at_every_stride() {
+        let n = 40;
+        let mut vol = DensityVolume::from_fn([n, n, 8], |_, _, z| if z <= 5 { 0.5 } else { -0.5 });
         close_sides(&mut vol, 16);
         for s in [1, 2, 4, 8, 16] {
+            // Near side: between corners 0 and s.
             let (lo, hi) = (vol.get(0, 20, 2), vol.get(s, 20, 2));
             let x = lo / (lo - hi) * s as f32;
-            assert!((x - 0.5).abs() < 1e-6, "stride {s}: the wall crosses at x = {x}");
+            assert!((x - 0.5).abs() < 1e-6, "stride {s}: the near wall crosses at x = {x}");
+            // Far side: between corners n - s and n, which reads sample n - 1.
+            let (inside, outside) = (vol.get(n - s.max(2), 20, 2), vol.get(n - 1, 20, 2));
+            let first = if s == 1 { n - 2 } else { n - s };
+            let step = if s == 1 { 1.0 } else { s as f32 };
+            let x = first as f32 + inside / (inside - outside) * step;
+            assert!((n as f32 - x - FAR).abs() < 0.06, "stride {s}: the far wall crosses at x = {x}");
         }
     }
 
