@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use kiln_bake::grid::DensityBlock;
-use kiln_bake::mc::{march, march_into, CellRange};
+use kiln_bake::mc::{march, march_into, CellRange, DEFAULT_EDGE_STEPS};
 
 /// A cave-like field: sums of skewed sines at a few wavelengths, tuned so ~10% of cells are
 /// crossed by the surface.
@@ -51,7 +51,7 @@ fn main() {
         best_fresh = best_fresh.min(t.elapsed().as_secs_f64());
         drop(fresh);
         let t = Instant::now();
-        march_into(&block, &range, &mut mesh).expect("block matches range");
+        march_into(&block, &range, DEFAULT_EDGE_STEPS, &mut mesh).expect("block matches range");
         best_reused = best_reused.min(t.elapsed().as_secs_f64());
     }
     println!(

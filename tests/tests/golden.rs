@@ -7,28 +7,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack bf90ac91ba481c67
-tiles/L0_0_0.kpack 78a3c307d55d13d2
-tiles/L0_0_1.kpack 90a30a89bc0ffd49
-tiles/L0_0_2.kpack 52815853f6cb2493
-tiles/L0_0_3.kpack c42359c36534b19b
-tiles/L0_1_0.kpack 435ef78d6e72af0c
-tiles/L0_1_1.kpack 86589a1c087df298
-tiles/L0_1_2.kpack 9e9347b8bd9da676
-tiles/L0_1_3.kpack 435e06d21a7d350a
-tiles/L0_2_0.kpack 2fa57d4c2c9a6e28
-tiles/L0_2_1.kpack 5e516e289aedc376
-tiles/L0_2_2.kpack fbc391496e61df85
-tiles/L0_2_3.kpack 408a573aa2a5f40f
-tiles/L0_3_0.kpack f0fe439b29c1a071
-tiles/L0_3_1.kpack d42e5980521165ae
-tiles/L0_3_2.kpack 4698101b5b3e6bff
-tiles/L0_3_3.kpack e8892b12ccb64642
-tiles/L1_0_0.kpack ac9a12a6b70851f6
-tiles/L1_0_1.kpack 9917391e9c5c88ff
-tiles/L1_1_0.kpack 858b710e8bddc079
-tiles/L1_1_1.kpack 4bc70f2e407fb58c
-tiles/L2_0_0.kpack 2bfed670d452b4d9
+manifest.kpack e48482871069d839
+tiles/L0_0_0.kpack c8236aefb381313c
+tiles/L0_0_1.kpack 4632df3a75360554
+tiles/L0_0_2.kpack e6243d60e904a77f
+tiles/L0_0_3.kpack 11670919d9775f69
+tiles/L0_1_0.kpack f47bac672deba373
+tiles/L0_1_1.kpack 07f59f9f8d3d5cd3
+tiles/L0_1_2.kpack 04c2a350f906c00b
+tiles/L0_1_3.kpack a7e8503d661ca1e1
+tiles/L0_2_0.kpack 17e83790b5f7fb57
+tiles/L0_2_1.kpack 1c0fed2aa60188f3
+tiles/L0_2_2.kpack e8c2917f000ba793
+tiles/L0_2_3.kpack 1fe2ba6470d7460a
+tiles/L0_3_0.kpack 5acaf95a7aaa4559
+tiles/L0_3_1.kpack c875873ff5e07bbc
+tiles/L0_3_2.kpack e3c90d4383b2aa3b
+tiles/L0_3_3.kpack 8f28bb3325ddd2e3
+tiles/L1_0_0.kpack c37a29acd50f3c49
+tiles/L1_0_1.kpack 9c4ebbc02d4dcad3
+tiles/L1_1_0.kpack 7dd83a46413ab89c
+tiles/L1_1_1.kpack 6917e19135965fa3
+tiles/L2_0_0.kpack 476b5bf030a84ec6
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

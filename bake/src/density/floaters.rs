@@ -70,8 +70,7 @@ impl Runs {
 
     /// Marks every run reachable from a seed run; `is_seed(row, span)`.
     fn flood(&self, dims: [usize; 3], is_seed: impl Fn(usize, [u32; 2]) -> bool) -> Vec<bool> {
-        let [_, ny, nz] = dims;
-        let rows = ny * nz;
+        let rows = dims[1] * dims[2];
         let mut reached = vec![false; self.spans.len()];
         // Row of each run, needed when a run is popped from the stack.
         let mut stack: Vec<(u32, u32)> = Vec::new();
@@ -85,32 +84,69 @@ impl Runs {
         }
         while let Some((i, r)) = stack.pop() {
             let [a, b] = self.spans[i as usize];
-            let r = r as usize;
-            let (y, z) = (r % ny, r / ny);
-            let neighbours = [
-                (y > 0).then(|| r - 1),
-                (y + 1 < ny).then(|| r + 1),
-                (z > 0).then(|| r - ny),
-                (z + 1 < nz).then(|| r + ny),
-            ];
-            for q in neighbours.into_iter().flatten() {
-                let range = self.row(q);
-                let row = &self.spans[range.clone()];
-                // First run ending after `a`; runs are sorted and disjoint.
-                let first = row.partition_point(|s| s[1] <= a);
-                for (k, s) in row.iter().enumerate().skip(first) {
-                    if s[0] >= b {
-                        break;
-                    }
-                    let j = range.start + k;
-                    if !reached[j] {
-                        reached[j] = true;
-                        stack.push((j as u32, q as u32));
+            self.for_each_neighbour(dims, r as usize, [a, b], |j, q| {
+                if !reached[j] {
+                    reached[j] = true;
+                    stack.push((j as u32, q as u32));
+                }
+            });
+        }
+        reached
+    }
+
+    /// Calls `f(run, row)` for every run face-adjacent to the run `span` of row `r`.
+    fn for_each_neighbour(&self, dims: [usize; 3], r: usize, [a, b]: [u32; 2], mut f: impl FnMut(usize, usize)) {
+        let [_, ny, nz] = dims;
+        let (y, z) = (r % ny, r / ny);
+        let neighbours = [(y > 0).then(|| r - 1), (y + 1 < ny).then(|| r + 1), (z > 0).then(|| r - ny), (z + 1 < nz).then(|| r + ny)];
+        for q in neighbours.into_iter().flatten() {
+            let range = self.row(q);
+            let row = &self.spans[range.clone()];
+            // First run ending after `a`; runs are sorted and disjoint.
+            let first = row.partition_point(|s| s[1] <= a);
+            for (k, s) in row.iter().enumerate().skip(first) {
+                if s[0] >= b {
+                    break;
+                }
+                f(range.start + k, q);
+            }
+        }
+    }
+
+    /// Marks as `reached` every connected set of unreached runs holding `limit` samples or more,
+    /// so only the smaller ones stay unreached.
+    fn reach_large_components(&self, dims: [usize; 3], reached: &mut [bool], limit: usize) {
+        let rows = dims[1] * dims[2];
+        let mut seen = reached.to_vec();
+        let mut stack: Vec<(u32, u32)> = Vec::new();
+        let mut component: Vec<u32> = Vec::new();
+        for r in 0..rows {
+            for i in self.row(r) {
+                if seen[i] {
+                    continue;
+                }
+                seen[i] = true;
+                stack.push((i as u32, r as u32));
+                component.clear();
+                let mut samples = 0usize;
+                while let Some((i, r)) = stack.pop() {
+                    component.push(i);
+                    let span = self.spans[i as usize];
+                    samples += (span[1] - span[0]) as usize;
+                    self.for_each_neighbour(dims, r as usize, span, |j, q| {
+                        if !seen[j] {
+                            seen[j] = true;
+                            stack.push((j as u32, q as u32));
+                        }
+                    });
+                }
+                if samples >= limit {
+                    for &i in &component {
+                        reached[i as usize] = true;
                     }
                 }
             }
         }
-        reached
     }
 
     /// Applies `f` to every sample of every run not `reached`; returns how many samples changed.
@@ -160,16 +196,24 @@ pub fn remove_floaters(vol: &mut DensityVolume, ground_layers: Option<&[u32]>) -
     runs.rewrite_unreached(vol, &reached, |d| -d)
 }
 
-/// Turns every air sample that is not 6-connected through air to the open top (z = nz - 1) or
-/// the four sides into solid, mirroring its density (`d → -d`; an exact 0 becomes the smallest
-/// positive value so it really is solid). Returns the number of samples filled.
-pub fn fill_sealed_air(vol: &mut DensityVolume) -> usize {
+/// Turns air samples that are not 6-connected through air to the open top (z = nz - 1) or the
+/// four sides into solid, mirroring their density (`d → -d`; an exact 0 becomes the smallest
+/// positive value so it really is solid). With `smaller_than = Some(n)` only sealed pockets of
+/// fewer than `n` samples are filled (each pocket is one 6-connected set of air samples);
+/// `None` fills every sealed pocket. Returns the number of samples filled.
+pub fn fill_sealed_air(vol: &mut DensityVolume, smaller_than: Option<usize>) -> usize {
     let [nx, ny, nz] = vol.dims;
+    if smaller_than == Some(0) {
+        return 0;
+    }
     let runs = Runs::extract(vol, |d| !is_solid(d));
-    let reached = runs.flood(vol.dims, |r, [a, b]| {
+    let mut reached = runs.flood(vol.dims, |r, [a, b]| {
         let (y, z) = (r % ny, r / ny);
         z + 1 == nz || y == 0 || y + 1 == ny || a == 0 || b as usize == nx
     });
+    if let Some(limit) = smaller_than {
+        runs.reach_large_components(vol.dims, &mut reached, limit);
+    }
     runs.rewrite_unreached(vol, &reached, |d| if d < 0.0 { -d } else { f32::MIN_POSITIVE })
 }
 
@@ -253,10 +297,48 @@ mod tests {
         // A pocket at the bottom face is sealed too (the bottom is not open).
         let i = vol.index(12, 3, 0);
         vol.data[i] = 0.0;
-        assert_eq!(fill_sealed_air(&mut vol), 4);
+        let vol0 = vol.clone();
+        assert_eq!(fill_sealed_air(&mut vol, None), 4);
         assert_eq!(vol.get(5, 5, 4), 0.3);
         assert_eq!(vol.get(12, 3, 0), f32::MIN_POSITIVE);
         assert_eq!(vol.get(10, 10, 4), -0.3, "open cave stays air");
         assert_eq!(vol.get(0, 0, 10), -0.25);
+        // A size limit fills only the pockets below it; 0 fills nothing.
+        let mut small = vol0.clone();
+        assert_eq!(fill_sealed_air(&mut small, Some(3)), 1, "only the one-sample pocket");
+        assert_eq!(small.get(12, 3, 0), f32::MIN_POSITIVE);
+        assert_eq!(small.get(5, 5, 4), -0.3, "the three-sample pocket is not below 3");
+        let mut both = vol0.clone();
+        assert_eq!(fill_sealed_air(&mut both, Some(4)), 4);
+        assert_eq!(both, vol);
+        let mut none = vol0.clone();
+        assert_eq!(fill_sealed_air(&mut none, Some(0)), 0);
+        assert_eq!(none, vol0);
+    }
+
+    #[test]
+    fn pocket_size_counts_samples_across_rows_and_slices() {
+        // An L-shaped sealed pocket of 2 + 3 samples over two rows and two slices, and a
+        // sealed cavity of 3 x 3 x 3 = 27 samples.
+        let dims = [16, 16, 12];
+        let mut vol = field(dims, &[[0, 0, 0, 15, 15, 10]]);
+        for (x, y, z) in [(3, 3, 3), (4, 3, 3), (4, 4, 3), (4, 4, 4), (5, 4, 4)] {
+            let i = vol.index(x, y, z);
+            vol.data[i] = -0.3;
+        }
+        for z in 5..8 {
+            for y in 8..11 {
+                for x in 8..11 {
+                    let i = vol.index(x, y, z);
+                    vol.data[i] = -0.3;
+                }
+            }
+        }
+        let vol0 = vol.clone();
+        assert_eq!(fill_sealed_air(&mut vol, Some(27)), 5);
+        let mut all = vol0.clone();
+        assert_eq!(fill_sealed_air(&mut all, Some(28)), 5 + 27);
+        assert_eq!(all.get(9, 9, 6), 0.3);
+        assert_eq!(vol.get(9, 9, 6), -0.3);
     }
 }

@@ -12,8 +12,11 @@
 //!      solid ground (density 1 a voxel or more below the floor, crossing 0 exactly at it),
 //!    - clipped to [-1, 1].
 //! 2. **Brushes**, in file order ([`apply_brushes`]).
-//! 3. **Floater removal** and optionally **sealed-air filling** ([`remove_floaters`],
-//!    [`fill_sealed_air`]).
+//! 3. **Floater removal** ([`remove_floaters`]), **closed sides** ([`close_sides`]: an air ring
+//!    and a solid band below the surface around the world, `floaters.close_sides`), then
+//!    **sealed-air filling** ([`fill_sealed_air`]) of all sealed pockets (`fill_sealed_air`) or of
+//!    those below `fill_sealed_air_below` samples. Sides come after removal (the band is solid down
+//!    to the ground, so it strands nothing) and before filling (caves it seals count as sealed).
 //!
 //! Every stage computes each sample independently or as a set property (connectivity), so the
 //! bytes are identical for any rayon thread count.
@@ -23,6 +26,7 @@ mod fbm;
 mod floaters;
 mod floor;
 mod rng;
+mod sides;
 mod sines;
 
 use rayon::prelude::*;
@@ -31,6 +35,7 @@ pub use brushes::{apply_brushes, apply_stroke};
 pub use fbm::{Fbm, FbmKind, FbmParams};
 pub use floaters::{fill_sealed_air, remove_floaters};
 pub use floor::{floor_heights, FloorMap};
+pub use sides::{close_sides, side_band};
 pub use sines::{sine_normalisation, sine_terms, SineProducts, SineTerm};
 
 use crate::grid::DensityBlock;
@@ -254,6 +259,8 @@ pub fn sample_raw(world: &World, x: usize, y: usize, z: usize) -> f32 {
 pub struct DensityStats {
     /// Solid samples turned to air because they were not connected to the ground.
     pub floater_samples_removed: usize,
+    /// Samples changed by closing the world's sides.
+    pub side_samples_changed: usize,
     /// Air samples turned solid because they were sealed off from the open top and sides.
     pub sealed_samples_filled: usize,
 }
@@ -280,8 +287,15 @@ pub fn finish(world: &World, field: &DensityField, raw: DensityVolume) -> (Densi
         let ground = field.floor().map(|f| f.ground_layers(vol.dims[2], world.voxel_size() as f32));
         stats.floater_samples_removed = remove_floaters(&mut vol, ground.as_deref());
     }
-    if world.spec.floaters.fill_sealed_air {
-        stats.sealed_samples_filled = fill_sealed_air(&mut vol);
+    let f = &world.spec.floaters;
+    if f.close_sides {
+        let band = side_band(vol.dims, world.spec.volume.tile_size);
+        stats.side_samples_changed = close_sides(&mut vol, band);
+    }
+    if f.fill_sealed_air {
+        stats.sealed_samples_filled = fill_sealed_air(&mut vol, None);
+    } else if f.fill_sealed_air_below > 0 {
+        stats.sealed_samples_filled = fill_sealed_air(&mut vol, Some(f.fill_sealed_air_below as usize));
     }
     (vol, stats)
 }

@@ -15,12 +15,17 @@
 //!   their union.
 //! - **Welded.** One vertex per crossed edge of the range, shared through a per-slice edge
 //!   cache; vertices are numbered in first-use order during the sweep (Z, then Y, then X).
-//! - **No degenerate triangles.** Each triangle's three vertices sit on three different cube
-//!   edges and the interpolation parameter is clamped to `[1/1024, 1 - 1/1024]`, so vertices
-//!   never coincide with a corner or with each other, and the table's fans never put three
-//!   vertices on a line (proof in `table.rs`). In f32 this margin survives while global
-//!   coordinates stay below `8192 * stride` in magnitude; beyond that the f32 spacing exceeds
-//!   it and near-degenerate triangles may round to zero area.
+//! - **No degenerate triangles, also after quantisation.** Each triangle's three vertices sit on
+//!   three different cube edges and the interpolation parameter is clamped to
+//!   `[1/steps, 1 - 1/steps]`, where `steps` is the number of steps of the output lattice along
+//!   one cell edge ([`march_into`]'s `edge_steps`). So vertices never coincide with a corner or
+//!   with each other, and the table's fans never put three vertices on a line (proof in
+//!   `table.rs`, which needs only each vertex strictly inside its edge). Because the margin is
+//!   one whole lattice step and rounding to the nearest lattice point is monotonic, a clamped
+//!   vertex rounds to a point at least one step inside its edge, never onto the corner: the
+//!   promise holds for the quantised positions a pack stores, not only for these floats. In f32
+//!   the margin survives while global coordinates stay below `2^23 / steps * stride` in
+//!   magnitude (the f32 spacing there is one lattice step).
 //! - **Winding and normals.** Triangles are counter-clockwise seen from air. Normals are the
 //!   negated density gradient (central differences at both edge endpoints, interpolated with
 //!   the vertex's parameter), so they point toward air; where that gradient vanishes or is not
@@ -93,6 +98,8 @@ pub enum MarchError {
     DataLength { expected: usize, found: usize },
     #[error("range too large: its coordinates or vertex count overflow")]
     TooLarge,
+    #[error("lattice steps per cell edge must be a power of two of at least 2, got {0}")]
+    BadEdgeSteps(u32),
 }
 
 /// Meshes the isosurface `density = 0` over `range`.
@@ -103,25 +110,35 @@ pub enum MarchError {
 /// a panic. Deterministic: the same inputs give the same mesh, bit for bit.
 pub fn march(block: &DensityBlock, range: &CellRange) -> Result<IsoMesh, MarchError> {
     let mut mesh = IsoMesh::default();
-    march_into(block, range, &mut mesh)?;
+    march_into(block, range, DEFAULT_EDGE_STEPS, &mut mesh)?;
     Ok(mesh)
 }
 
-/// [`march`] into `mesh`, replacing its contents but keeping its allocations.
+/// The lattice [`march`] keeps its vertices clear of: 1024 steps per cell edge.
+pub const DEFAULT_EDGE_STEPS: u32 = 1024;
+
+/// [`march`] into `mesh`, replacing its contents but keeping its allocations, with vertices kept
+/// at least one step of a lattice of `edge_steps` steps per cell edge (a power of two, at least
+/// 2) away from both ends of their edge, so rounding them onto that lattice keeps every triangle's
+/// area and every vertex distinct.
 ///
 /// For loops over many tiles: reusing one mesh per worker avoids growing and page-faulting
 /// fresh output buffers for every tile, which costs as much as the meshing itself on large
 /// ranges. On error `mesh` is left empty.
-pub fn march_into(block: &DensityBlock, range: &CellRange, mesh: &mut IsoMesh) -> Result<(), MarchError> {
+pub fn march_into(block: &DensityBlock, range: &CellRange, edge_steps: u32, mesh: &mut IsoMesh) -> Result<(), MarchError> {
     mesh.positions.clear();
     mesh.normals.clear();
     mesh.indices.clear();
     validate(block, range)?;
+    if edge_steps < 2 || !edge_steps.is_power_of_two() {
+        return Err(MarchError::BadEdgeSteps(edge_steps));
+    }
     if range.cells.contains(&0) {
         return Ok(());
     }
     let mut sweep = Sweep::new(range.cells);
-    let mut emit = Emitter::new(block, range, mesh);
+    // A power of two, so the margin and `1 - margin` are exact in f32.
+    let mut emit = Emitter::new(block, range, 1.0 / edge_steps as f32, mesh);
     sweep.run(block, &mut emit);
     Ok(())
 }
@@ -158,8 +175,6 @@ fn validate(block: &DensityBlock, range: &CellRange) -> Result<(), MarchError> {
     Ok(())
 }
 
-/// Edge parameters are kept this far from either endpoint so no vertex lands on a corner.
-const T_MARGIN: f32 = 1.0 / 1024.0;
 /// Empty edge-cache slot.
 const NO_VERTEX: u32 = u32::MAX;
 
@@ -258,6 +273,9 @@ struct Emitter<'a> {
     step: [usize; 3],
     min: [i32; 3],
     stride: i32,
+    /// Edge parameters are kept this far from either endpoint (one output lattice step), so no
+    /// vertex lands or rounds onto a corner.
+    t_margin: f32,
     /// Corners per row of a slice (`cells.x + 1`) and per slice.
     row: usize,
     plane: usize,
@@ -270,13 +288,14 @@ struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
-    fn new(block: &'a DensityBlock, range: &CellRange, mesh: &'a mut IsoMesh) -> Self {
+    fn new(block: &'a DensityBlock, range: &CellRange, t_margin: f32, mesh: &'a mut IsoMesh) -> Self {
         let (row, plane) = (range.cells[0] + 1, (range.cells[0] + 1) * (range.cells[1] + 1));
         Emitter {
             data: &block.data,
             step: [1, block.dims[0], block.dims[0] * block.dims[1]],
             min: range.min,
             stride: block.stride,
+            t_margin,
             row,
             plane,
             cache: vec![NO_VERTEX; 5 * plane],
@@ -358,7 +377,7 @@ impl<'a> Emitter<'a> {
 
         // Exactly one endpoint is solid (`d > 0`), so `da - db` is positive unless a NaN is involved.
         let t = da / (da - db);
-        let t = if t.is_nan() { 0.5 } else { t.clamp(T_MARGIN, 1.0 - T_MARGIN) };
+        let t = if t.is_nan() { 0.5 } else { t.clamp(self.t_margin, 1.0 - self.t_margin) };
 
         // Validation guarantees these global coordinates fit in i32, so the f32 rounding is the
         // same as for an i32 coordinate.

@@ -454,10 +454,70 @@ fn march_into_replaces_previous_contents() {
     let expected = march(&block, &range).unwrap();
     let mut mesh = mesh_of(CellRange { min: [0, 0, 0], cells: [24, 24, 24] }, 1, sines);
     assert!(mesh.triangle_count() > expected.triangle_count());
-    march_into(&block, &range, &mut mesh).unwrap();
+    march_into(&block, &range, DEFAULT_EDGE_STEPS, &mut mesh).unwrap();
     assert_eq!(mesh, expected);
     let mut bad = block.clone();
     bad.data.pop();
-    assert!(march_into(&bad, &range, &mut mesh).is_err());
+    assert!(march_into(&bad, &range, DEFAULT_EDGE_STEPS, &mut mesh).is_err());
     assert!(mesh.is_empty() && mesh.positions.is_empty() && mesh.normals.is_empty());
+}
+
+/// Rounds every position to a lattice of `steps` steps per voxel (as a pack does) and counts
+/// zero-area triangles and pairs of distinct vertices at one rounded position.
+fn defects_after_rounding(m: &IsoMesh, steps: f32) -> (usize, usize) {
+    let q: Vec<[f32; 3]> = m.positions.iter().map(|p| p.map(|v| (v * steps).round())).collect();
+    let flat = m
+        .indices
+        .chunks_exact(3)
+        .filter(|t| {
+            let p = [0, 1, 2].map(|k| q[t[k] as usize]);
+            let e1 = [0, 1, 2].map(|a| p[1][a] - p[0][a]);
+            let e2 = [0, 1, 2].map(|a| p[2][a] - p[0][a]);
+            let c = [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
+            c == [0.0; 3]
+        })
+        .count();
+    let mut seen = BTreeMap::new();
+    let dupes = q.iter().filter(|p| seen.insert(p.map(f32::to_bits), ()).is_some()).count();
+    (flat, dupes)
+}
+
+#[test]
+fn rounding_to_the_output_lattice_keeps_triangles_and_vertices_distinct() {
+    // Densities with a tiny solid value next to a large air one put vertices right against
+    // their edge's corners, where the clamp decides where they land.
+    let f = |x: f64, y: f64, z: f64| {
+        let v = noise(x, y, z);
+        if v > 0.0 { 1e-6 * v } else { v }
+    };
+    let range = CellRange { min: [3, -2, 0], cells: [16, 16, 16] };
+    for (stride, edge_steps) in [(1, 2), (1, 8), (1, 512), (2, 1024), (4, 16)] {
+        let block = DensityBlock::from_fn(range.block_origin(stride).unwrap(), range.block_dims().unwrap(), stride, |x, y, z| {
+            f(f64::from(x), f64::from(y), f64::from(z)) as f32
+        });
+        let mut m = IsoMesh::default();
+        march_into(&block, &range, edge_steps, &mut m).unwrap();
+        assert!(m.triangle_count() > 500);
+        let steps_per_voxel = edge_steps as f32 / stride as f32;
+        assert_eq!(defects_after_rounding(&m, steps_per_voxel), (0, 0), "stride {stride}, {edge_steps} steps per edge");
+    }
+    // The margin must be a whole output step: half a step (the old fixed 1/1024 of an edge on a
+    // 1/512-voxel lattice) rounds clamped vertices onto corners.
+    let block = DensityBlock::from_fn(range.block_origin(1).unwrap(), range.block_dims().unwrap(), 1, |x, y, z| {
+        f(f64::from(x), f64::from(y), f64::from(z)) as f32
+    });
+    let (flat, dupes) = defects_after_rounding(&march(&block, &range).unwrap(), 512.0);
+    assert!(flat > 0 && dupes > 0, "{flat} flat triangles, {dupes} duplicates");
+}
+
+#[test]
+fn edge_steps_must_be_a_power_of_two_of_at_least_two() {
+    let range = CellRange { min: [0, 0, 0], cells: [2, 2, 2] };
+    let block = DensityBlock::from_fn([-1, -1, -1], [5, 5, 5], 1, |x, _, _| 0.9 - x as f32);
+    let mut m = IsoMesh::default();
+    for bad in [0, 1, 3, 1000] {
+        assert_eq!(march_into(&block, &range, bad, &mut m), Err(MarchError::BadEdgeSteps(bad)));
+    }
+    march_into(&block, &range, 2, &mut m).unwrap();
+    assert!(m.positions.iter().all(|p| p[0] == 0.5), "t is clamped to [1/2, 1/2]: {:?}", m.positions);
 }

@@ -70,6 +70,14 @@ impl Tiling {
         ];
         Lattice { voxel_size: self.voxel_size, shift, origin }
     }
+
+    /// Steps of a tile's [`lattice`](Self::lattice) along one marching-cubes cell edge: marching
+    /// cubes keeps vertices one such step away from corners, so quantisation cannot merge them.
+    /// At least 2: level 0's extent always leaves a shift of at least 1, coarser levels have a
+    /// stride of at least 2.
+    pub fn edge_steps(&self, t: TileId) -> u32 {
+        (Self::stride(t.level) as u32) << self.lattice(t).shift
+    }
 }
 
 /// Trilinearly interpolated density and its gradient (per voxel) at `p` (voxel units), clamped to
@@ -142,6 +150,20 @@ mod tests {
                 assert!((0..=65535).contains(&q), "level {level} axis {a}: {q}");
             }
         }
+    }
+
+    #[test]
+    fn every_level_has_at_least_two_lattice_steps_per_cell_edge() {
+        // The extremes validation allows: the tallest volume in one level-0 tile, and the most
+        // levels (one-voxel tiles, whose coarsest level has the widest margin).
+        for (dims, tile) in [([4096, 4096, 4096], 4096), ([4096, 4096, 16], 1), ([512, 512, 64], 32), ([64, 64, 32], 16)] {
+            let t = Tiling::new(dims, tile, 0.0625);
+            for level in 0..t.levels() {
+                let steps = t.edge_steps(TileId { level, x: 0, y: 0 });
+                assert!(steps >= 2 && steps.is_power_of_two(), "{dims:?} tile {tile} level {level}: {steps}");
+            }
+        }
+        assert_eq!(Tiling::new([512, 512, 64], 32, 0.0625).edge_steps(TileId { level: 0, x: 3, y: 1 }), 512);
     }
 
     #[test]

@@ -43,9 +43,9 @@ use crate::world::World;
 /// Versions of each stage's algorithm: bump one when its output for the same inputs changes, so
 /// stale cache entries are never used.
 mod stage_version {
-    pub const DENSITY: u32 = 1;
+    pub const DENSITY: u32 = 2;
     pub const TILE_INPUTS: u32 = 1;
-    pub const GEOMETRY: u32 = 2;
+    pub const GEOMETRY: u32 = 3;
     pub const PACK: u32 = 4;
     pub const LIGHTING: u32 = 11;
 }

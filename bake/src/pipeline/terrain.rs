@@ -134,7 +134,7 @@ pub fn bake_geometry(inputs: &GeometryInputs, id: TileId, scratch: &mut IsoMesh,
     let stride = Tiling::stride(id.level);
     let (min, cells) = tiling.cell_range(id);
     let block = inputs.volume.block(min.map(|v| v - stride), cells.map(|c| c + 3), stride);
-    march_into(&block, &CellRange { min, cells }, scratch).map_err(|source| TileError::Mesh { id, source })?;
+    march_into(&block, &CellRange { min, cells }, tiling.edge_steps(id), scratch).map_err(|source| TileError::Mesh { id, source })?;
 
     // Positions stay in voxel units until packing; the pack lattice decides the final floats.
     let mut positions = scratch.positions.clone();

@@ -183,19 +183,29 @@ impl Default for FloorSpec {
     }
 }
 
-/// `[floaters]`: connectivity clean-up.
+/// `[floaters]`: connectivity clean-up and the world's closed sides.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FloaterSpec {
     /// Turn solid voxels not connected to the ground into air.
     pub remove: bool,
-    /// Turn air voxels not connected to the open top or sides into solid.
+    /// Wall the world's four sides below its surface, so it looks like a block of ground from
+    /// outside its footprint (see `density::close_sides`).
+    pub close_sides: bool,
+    /// Turn every air voxel not connected to the open top or sides into solid.
     pub fill_sealed_air: bool,
+    /// Turn sealed air pockets (as above) of fewer than this many samples into solid: specks
+    /// nobody can see that still cost triangles. 0 turns it off; `fill_sealed_air` fills all.
+    pub fill_sealed_air_below: u32,
 }
+
+/// Default `fill_sealed_air_below`: a pocket of 64 samples is a 4-voxel cube, a quarter of a
+/// world unit across in the default world; the specks it removes are one to a few samples.
+pub const DEFAULT_FILL_SEALED_AIR_BELOW: u32 = 64;
 
 impl Default for FloaterSpec {
     fn default() -> Self {
-        FloaterSpec { remove: true, fill_sealed_air: false }
+        FloaterSpec { remove: true, close_sides: true, fill_sealed_air: false, fill_sealed_air_below: DEFAULT_FILL_SEALED_AIR_BELOW }
     }
 }
 
