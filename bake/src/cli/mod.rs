@@ -15,21 +15,34 @@ use clap::{Parser, Subcommand};
 /// Why a command failed. Each displays as one line naming the file and the problem.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// The arguments name something that does not exist or cannot be used (a tile outside the bake, a
+    /// bad flag value); the message says which.
     #[error("{0}")]
     Usage(String),
+    /// Reading or writing a file failed.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file, as displayed.
+        path: String,
+        /// What the operating system reported.
+        source: std::io::Error,
+    },
+    /// A pack could not be opened, read or written.
     #[error(transparent)]
     Pack(#[from] kiln_formats::PackFileError),
+    /// A world file (or a file it references) is unreadable or invalid.
     #[error(transparent)]
     World(#[from] crate::world::WorldError),
+    /// `kiln diff` could not compare its inputs (not a judgement that they differ).
     #[error(transparent)]
     Diff(#[from] crate::diff::DiffError),
+    /// Any other failure, already phrased as one line naming the file or world and the problem.
     #[error("{0}")]
     Failed(String),
 }
 
 impl CliError {
+    /// A [`CliError::Io`] for a failed read or write of `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         CliError::Io { path: path.display().to_string(), source }
     }
