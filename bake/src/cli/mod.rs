@@ -15,8 +15,8 @@ use clap::{Parser, Subcommand};
 /// Why a command failed. Each displays as one line naming the file and the problem.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// The arguments name something that does not exist or cannot be used (a tile outside the bake, a
-    /// bad flag value); the message says which.
+    /// The command cannot be carried out as asked (a tile outside the bake, a flag out of range, an
+    /// `--out` that is not a bake, a directory without packs); the message says which.
     #[error("{0}")]
     Usage(String),
     /// Reading or writing a file failed.
@@ -36,7 +36,7 @@ pub enum CliError {
     /// `kiln diff` could not compare its inputs (not a judgement that they differ).
     #[error(transparent)]
     Diff(#[from] crate::diff::DiffError),
-    /// Any other failure, already phrased as one line naming the file or world and the problem.
+    /// Any other failure; the message is already one line, naming the file or world where there is one.
     #[error("{0}")]
     Failed(String),
 }
