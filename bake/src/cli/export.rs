@@ -20,11 +20,15 @@ pub enum MeshFormat {
 
 /// The mesh and per-vertex attributes of one tile, as exported.
 pub struct ExportMesh {
+    /// Vertex positions in world units, Z up.
     pub positions: Vec<[f32; 3]>,
+    /// Unit vertex normals pointing toward air.
     pub normals: Vec<[f32; 3]>,
+    /// Ambient occlusion per vertex in [0, 1], 1 fully open (all 1 when the pack has no `VXAO`).
     pub ao: Vec<f32>,
     /// Baked irradiance (sky, bounces, static lights; sun and moon direct light excluded), RGB.
     pub irradiance: Vec<[f32; 3]>,
+    /// Triangle list, three indices into the vertex arrays per triangle; every vertex is used.
     pub indices: Vec<u32>,
 }
 

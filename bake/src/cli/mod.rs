@@ -17,19 +17,25 @@ use clap::{Parser, Subcommand};
 /// which this wraps; they never return a `CliError`.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// A bad argument or request.
+    /// The command cannot be carried out as asked (a tile outside the bake, a flag out of range, an
+    /// `--out` that is not a bake, a directory without packs); the message says which.
     #[error("{0}")]
     Usage(String),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    /// A pack could not be opened or decoded.
+    Io {
+        /// The file, as displayed.
+        path: String,
+        /// What the operating system reported.
+        source: std::io::Error,
+    },
+    /// A pack could not be opened, read or written.
     #[error(transparent)]
     Pack(#[from] kiln_formats::PackFileError),
-    /// The world file is invalid.
+    /// A world file (or a file it references) is unreadable or invalid.
     #[error(transparent)]
     World(#[from] crate::world::WorldError),
-    /// `kiln diff` could not compare its inputs.
+    /// `kiln diff` could not compare its inputs (not a judgement that they differ).
     #[error(transparent)]
     Diff(#[from] crate::diff::DiffError),
     /// The world is beyond the memory budget, or too slow to bake.
@@ -41,13 +47,13 @@ pub enum CliError {
     /// The stage cache could not be read or trimmed.
     #[error(transparent)]
     Cache(#[from] kiln_cache::store::StoreError),
-    /// Anything else, as one line.
+    /// Any other failure; the message is already one line, naming the file or world where there is one.
     #[error("{0}")]
     Failed(String),
 }
 
 impl CliError {
-    /// An I/O failure on `path`.
+    /// A [`CliError::Io`] for a failed read or write of `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         CliError::Io { path: path.display().to_string(), source }
     }

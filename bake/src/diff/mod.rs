@@ -62,7 +62,7 @@ impl DiffError {
 pub struct Tolerances {
     /// Largest symmetric point-to-surface distance between meshes, world units.
     pub distance: f32,
-    /// Largest per-vertex absolute difference of scalar or colour fields (AO in [0,1], irradiance).
+    /// Largest per-vertex absolute difference of scalar or colour fields (AO in [0, 1], irradiance).
     pub field_max: f32,
     /// Largest RMS of per-vertex field differences.
     pub field_rms: f32,

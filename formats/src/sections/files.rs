@@ -10,6 +10,7 @@ use crate::pack::Section;
 pub struct EmbeddedFile {
     /// The file's name relative to the world file.
     pub name: String,
+    /// The file's contents, byte for byte.
     pub bytes: Vec<u8>,
 }
 
@@ -17,6 +18,7 @@ pub struct EmbeddedFile {
 /// that tools can reproduce or explain a bake from its output alone (`SRCF`, optional).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbeddedFiles {
+    /// The embedded files, the world definition first, in the order the baker embedded them.
     pub files: Vec<EmbeddedFile>,
 }
 

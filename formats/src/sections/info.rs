@@ -12,13 +12,22 @@ pub enum PackKind {
     /// The world's manifest: bounds, the tile quadtree, hashes.
     Manifest,
     /// One terrain tile at LOD `level` (0 = finest); `x`, `y` index tiles of that level.
-    Tile { level: u32, x: u32, y: u32 },
+    Tile {
+        /// LOD level, 0 the finest.
+        level: u32,
+        /// Column among the tiles of that level.
+        x: u32,
+        /// Row among the tiles of that level.
+        y: u32,
+    },
 }
 
 /// Identifies a pack: every pack has one (`PINF`, required).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackInfo {
+    /// Whether this is the manifest or which tile it holds.
     pub kind: PackKind,
+    /// The name of the world the pack was baked from; every pack of one bake carries the same.
     pub world_name: String,
     /// Hash of exactly the inputs this pack was computed from (its cache key). A tile pack that did
     /// not change between two bakes keeps its bytes, so bake diffs show only real changes; the

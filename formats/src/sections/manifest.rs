@@ -12,10 +12,13 @@ use crate::tile_id::TileId;
 pub struct TileNode {
     /// LOD level: 0 is the finest; level k covers 2^k × 2^k level-0 tiles at 1/2^k resolution.
     pub level: u32,
+    /// Column of the tile among the tiles of its level.
     pub x: u32,
+    /// Row of the tile among the tiles of its level.
     pub y: u32,
     /// World-space bounds of the tile's geometry (including skirts).
     pub bounds_min: [f32; 3],
+    /// Upper corner of those bounds; each axis at least `bounds_min`'s.
     pub bounds_max: [f32; 3],
     /// Largest distance (world units) between this node's surface and the full-resolution surface.
     pub geometric_error: f32,
@@ -23,8 +26,11 @@ pub struct TileNode {
     pub path: String,
     /// xxh3-64 of the pack file's bytes.
     pub content_hash: u64,
+    /// Length of the pack file in bytes.
     pub file_len: u64,
+    /// Vertices of the tile's mesh, skirt vertices included.
     pub vertex_count: u32,
+    /// Triangles of the surface proper (skirts excluded).
     pub triangle_count: u32,
 }
 
@@ -42,11 +48,16 @@ pub const MAX_TILES_PER_AXIS: u32 = 1 << 16;
 /// The world manifest (`MNFT`, in `manifest.kpack`): what a viewer needs before any tile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The world's name, from its world file.
     pub world_name: String,
+    /// xxh3-64 of the baker version and the world's embedded source files: changes whenever any input of
+    /// the bake does; the manifest's `PINF` inputs hash.
     pub world_hash: u64,
     /// The Kiln version that baked it.
     pub baker_version: String,
+    /// World units between neighbouring samples.
     pub voxel_size: f32,
+    /// Samples of the density volume along X, Y and Z.
     pub volume_dims: [u32; 3],
     /// Level-0 tile edge in voxels.
     pub tile_voxels: u32,
@@ -54,7 +65,9 @@ pub struct Manifest {
     pub tiles_per_axis: [u32; 2],
     /// Number of LOD levels; level `levels - 1` is the root.
     pub levels: u32,
+    /// Lower corner of the world's volume in world units (the origin, as baked).
     pub bounds_min: [f32; 3],
+    /// Upper corner of the world's volume: `volume_dims × voxel_size`.
     pub bounds_max: [f32; 3],
     /// Every tile of every level, sorted by (level, y, x).
     pub nodes: Vec<TileNode>,

@@ -49,12 +49,15 @@ impl Lattice {
 /// the rest are skirts that hide cracks against coarser neighbours.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TerrainMesh {
+    /// The lattice the positions lie on.
     pub lattice: Lattice,
     /// World units; encode snaps them to `lattice`.
     pub positions: Vec<[f32; 3]>,
     /// Unit vectors pointing toward air.
     pub normals: Vec<[f32; 3]>,
+    /// Triangle list (three indices into `positions` per triangle): the surface, then the skirts.
     pub indices: Vec<u32>,
+    /// Indices of the surface proper, a multiple of 3; those after it are skirts.
     pub main_index_count: usize,
 }
 

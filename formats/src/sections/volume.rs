@@ -15,10 +15,15 @@ pub const MAX_VOLUME_CELLS: u64 = 1 << 24;
 /// renderer cannot do dynamically) and `direct` (straight from the sun, moon and static lights).
 #[derive(Clone, Debug, PartialEq)]
 pub struct IrradianceGrid {
+    /// World-space lower corner of the grid.
     pub min: [f32; 3],
+    /// World-space upper corner of the grid; at least `min` on each axis.
     pub max: [f32; 3],
+    /// Cells along X, Y and Z, each at least 1, at most [`MAX_VOLUME_CELLS`] in all.
     pub dims: [u32; 3],
+    /// Sky and bounce irradiance per cell, six RGB bins (+X, −X, +Y, −Y, +Z, −Z); one entry per cell.
     pub ambient: Vec<[[f32; 3]; 6]>,
+    /// Irradiance straight from the sun, moon and static lights, laid out as `ambient`.
     pub direct: Vec<[[f32; 3]; 6]>,
 }
 

@@ -79,7 +79,9 @@ pub trait Decoder: Send + Sync {
 /// A resident tile as the framework sees it: where it is (for culling) and what it costs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Extent {
+    /// World-space lower corner of the tile's bounds (everything it draws, skirts included).
     pub min: Vec3,
+    /// World-space upper corner of those bounds.
     pub max: Vec3,
     /// Triangles a draw of it rasterises (counted in the HUD, `--stats` and the shadow budget).
     pub triangles: u64,
@@ -88,7 +90,9 @@ pub struct Extent {
 /// One tile to draw this phase, with the dynamic offset of its `TileUniforms` (group 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DrawItem {
+    /// The tile to draw.
     pub key: TileId,
+    /// Dynamic offset, in bytes, of its `TileUniforms` in group 1's buffer.
     pub uniform_offset: u32,
 }
 
@@ -96,14 +100,19 @@ pub struct DrawItem {
 /// shadow map's own, with its projection); group 1: tile uniforms (dynamic offset per item);
 /// group 2: the sampled shadow map and the material noise (not for the shadow phase).
 pub struct Bindings<'a> {
+    /// Group 0: the frame uniforms of this phase.
     pub frame: &'a wgpu::BindGroup,
+    /// Group 1: the tile uniforms, bound at each [`DrawItem::uniform_offset`].
     pub tiles: &'a wgpu::BindGroup,
+    /// Group 2: the shadow map and the material noise; layers do not bind it in the shadow phase.
     pub surface: &'a wgpu::BindGroup,
 }
 
 /// What a layer is built with.
 pub struct LayerInit<'a> {
+    /// The device its buffers and pipelines are created on.
     pub device: &'a wgpu::Device,
+    /// The shared bind group layouts its pipelines are built against (groups 0–2 of [`Bindings`]).
     pub layouts: &'a Layouts,
     /// The colour target's format.
     pub color: wgpu::TextureFormat,
@@ -142,8 +151,11 @@ pub trait Layer {
 
 /// A product's registration: its name, its decoder and its layer.
 pub struct Product {
+    /// The product's name, as its [`Layer::name`] gives it.
     pub name: &'static str,
+    /// Makes the product's decoder, which every loader thread shares.
     pub decoder: fn() -> Box<dyn Decoder>,
+    /// Makes the product's layer on the render thread.
     pub layer: fn(&LayerInit<'_>) -> Box<dyn Layer>,
 }
 

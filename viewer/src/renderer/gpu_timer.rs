@@ -10,7 +10,9 @@ use crate::gpu::Gpu;
 /// The timed passes, in frame order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Span {
+    /// The shadow map pass (not run in unlit modes, nor on frames that redraw no casters).
     Shadow = 0,
+    /// The main pass: every layer's opaque, sky, transparent, volumetric and overlay phases.
     Main = 1,
 }
 
@@ -24,7 +26,9 @@ const RESOLVE_STRIDE: u64 = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
 /// GPU milliseconds per pass of one frame (0 for a pass the frame did not run).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PassTimes {
+    /// GPU time of [`Span::Shadow`].
     pub shadow_ms: f64,
+    /// GPU time of [`Span::Main`].
     pub main_ms: f64,
 }
 

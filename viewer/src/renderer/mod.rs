@@ -38,8 +38,11 @@ use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
 /// What the renderer needs to know about the world (from the manifest).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WorldInfo {
+    /// World-space lower corner of the world's volume (the manifest's `bounds_min`).
     pub min: Vec3,
+    /// World-space upper corner of the world's volume.
     pub max: Vec3,
+    /// World units between neighbouring samples.
     pub voxel_size: f32,
     /// Lowest and highest surface height, for height-based materials (snow line).
     pub height_range: [f32; 2],
@@ -47,7 +50,9 @@ pub struct WorldInfo {
 
 /// Everything that varies per frame.
 pub struct FrameDesc<'a> {
+    /// The camera to draw from.
     pub camera: &'a Camera,
+    /// What to show (lit, AO, LOD colours, wireframe, …).
     pub mode: ViewMode,
     /// HUD text; empty draws no HUD.
     pub hud: &'a [HudLine],
@@ -67,8 +72,11 @@ pub struct FrameDesc<'a> {
 /// What the HUD shows about a resident tile (from its pack, whatever products it holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileMeta {
+    /// Size of the pack file in bytes.
     pub pack_bytes: u64,
+    /// The pack's `PackInfo::inputs_hash` (its cache key).
     pub inputs_hash: u64,
+    /// xxh3-64 of the pack file.
     pub content_hash: u64,
 }
 

@@ -13,7 +13,9 @@ use crate::camera::Camera;
 /// The light's view-projection and the world size of one shadow texel.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShadowFit {
+    /// World space to the shadow map's clip space (orthographic, looking along the sun's rays).
     pub light_view_proj: Mat4,
+    /// World units covered by one shadow texel (receivers are pushed along their normal by a multiple of it).
     pub texel_world: f32,
 }
 

@@ -8,8 +8,11 @@ use glam::Vec3;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct FrameUniforms {
+    /// World space to clip space, column-major.
     pub view_proj: [[f32; 4]; 4],
+    /// Clip space back to world space (the sky reconstructs view rays with it).
     pub inv_view_proj: [[f32; 4]; 4],
+    /// World space to the shadow map's clip space ([`super::shadow_fit::ShadowFit`]).
     pub light_view_proj: [[f32; 4]; 4],
     /// xyz camera position; w unused.
     pub camera_pos: [f32; 4],
@@ -17,7 +20,9 @@ pub struct FrameUniforms {
     pub sun_dir: [f32; 4],
     /// rgb sun radiance; w exposure.
     pub sun_color: [f32; 4],
+    /// rgb sky radiance straight up; w unused.
     pub sky_zenith: [f32; 4],
+    /// rgb sky radiance at the horizon; w unused.
     pub sky_horizon: [f32; 4],
     /// rgb ground bounce colour; w ambient strength (used when a tile has no baked irradiance).
     pub ground: [f32; 4],
@@ -37,6 +42,7 @@ pub struct FrameUniforms {
 pub struct TileUniforms {
     /// The tile-id buffer value (`picking::encode`).
     pub id: [u32; 2],
+    /// The tile's LOD level, 0 the finest.
     pub level: u32,
     /// Bit 0: the tile is under the cursor (highlighted).
     pub flags: u32,
@@ -52,11 +58,17 @@ pub const TILE_HIGHLIGHT: u32 = 1;
 pub struct Lighting {
     /// Unit vector toward the sun.
     pub to_sun: Vec3,
+    /// Linear RGB radiance of the sun.
     pub sun_color: Vec3,
+    /// Linear RGB sky radiance straight up.
     pub sky_zenith: Vec3,
+    /// Linear RGB sky radiance at the horizon.
     pub sky_horizon: Vec3,
+    /// Linear RGB colour of light bounced off the ground (the lower half of the fallback ambient).
     pub ground: Vec3,
+    /// Strength of the hemisphere ambient used where a tile has no baked irradiance.
     pub ambient: f32,
+    /// Base exposure multiplier before tone mapping; the frame's exposure stops scale it by `2^ev`.
     pub exposure: f32,
 }
 

@@ -47,12 +47,14 @@ pub use kiln_formats::TileId;
 /// ([`crate::layers::Decoder`]), everything costly already done there, so that the render thread
 /// only copies bytes.
 pub struct DecodedTile {
+    /// The tile this is.
     pub key: TileId,
     /// One entry per product of [`crate::layers::PRODUCTS`], in order: its data, or `None` where
     /// the pack holds none of that product.
     pub products: Vec<Option<Box<dyn Decoded>>>,
     /// The manifest's bounds of the tile (skirts included).
     pub bounds_min: [f32; 3],
+    /// Upper corner of those bounds.
     pub bounds_max: [f32; 3],
     /// Size of the pack file.
     pub pack_bytes: u64,
@@ -88,7 +90,9 @@ pub struct CameraView {
     pub view_proj: [[f32; 4]; 4],
     /// World units per second, for the look-ahead prefetch; zero when still.
     pub velocity: [f32; 3],
+    /// Height of the viewport in pixels: with the field of view, turns errors into pixels.
     pub viewport_height_px: f32,
+    /// Vertical field of view in radians.
     pub fov_y_radians: f32,
 }
 
@@ -161,9 +165,11 @@ pub struct StreamStats {
     pub building: usize,
     /// Decoded tiles waiting for their upload.
     pub decoded_waiting: usize,
+    /// GPU bytes of the resident tiles, every layer counted ([`DecodedTile::gpu_bytes`]).
     pub resident_bytes: u64,
     /// Largest resident total at the end of any frame: compare with `budget_bytes`.
     pub peak_resident_bytes: u64,
+    /// The budget in force ([`StreamConfig::budget_bytes`]).
     pub budget_bytes: u64,
     /// Uploads since the start.
     pub tiles_streamed: u64,
@@ -189,13 +195,28 @@ pub enum StreamError {
     Manifest(#[from] PackFileError),
     /// A section of the manifest pack is missing or damaged.
     #[error("{}: {source}", path.display())]
-    ManifestSection { path: PathBuf, source: FormatError },
+    ManifestSection {
+        /// The manifest pack.
+        path: PathBuf,
+        /// What is wrong with the section.
+        source: FormatError,
+    },
     /// The manifest pack is another kind of pack.
     #[error("{}: not a world manifest (the pack holds {found})", path.display())]
-    NotAManifest { path: PathBuf, found: String },
+    NotAManifest {
+        /// The pack read as the manifest.
+        path: PathBuf,
+        /// The kind of pack it is, as its `PackInfo` says.
+        found: String,
+    },
     /// The manifest's quadtree cannot be streamed.
     #[error("{}: {reason}", path.display())]
-    BadQuadtree { path: PathBuf, reason: String },
+    BadQuadtree {
+        /// The manifest pack.
+        path: PathBuf,
+        /// What is wrong with the quadtree.
+        reason: String,
+    },
     /// A setting is out of range.
     #[error("invalid streaming settings: {0}")]
     Config(String),

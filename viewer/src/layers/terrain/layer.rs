@@ -15,8 +15,11 @@ use crate::view_mode::ViewMode;
 
 /// A tile's terrain buffers.
 pub struct GpuTerrain {
+    /// The tile's [`TerrainVertex`](super::vertex::TerrainVertex)es.
     pub vertices: wgpu::Buffer,
+    /// Its u32 triangle list, surface then skirts.
     pub indices: wgpu::Buffer,
+    /// Indices in `indices` (three per triangle, skirts included).
     pub index_count: u32,
     /// Wireframe fallback (line list), present only when the adapter lacks polygon-mode line.
     pub edges: Option<(wgpu::Buffer, u32)>,

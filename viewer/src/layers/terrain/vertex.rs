@@ -13,9 +13,13 @@ pub const GPU_VERTEX_BYTES: u64 = std::mem::size_of::<TerrainVertex>() as u64;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct TerrainVertex {
+    /// World units.
     pub position: [f32; 3],
+    /// Unit normal toward air as snorm16 (xyz; w unused, 0).
     pub normal: [i16; 4],
+    /// Ambient occlusion as unorm8 in x (1 = fully open); yzw unused.
     pub ao: [u8; 4],
+    /// Baked linear RGB irradiance as f16 bits; w is 1 when the bake has irradiance, 0 when not.
     pub irradiance: [u16; 4],
 }
 
