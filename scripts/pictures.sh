@@ -21,6 +21,6 @@ shot() { # NAME BAKE CAMERA MODE [extra viewer options]
 shot ice_caves-overview ice_caves 16,-4,8,90,-25 lit
 shot ice_caves-cave ice_caves 10,12,1.5,0,0 lit --exposure auto
 shot ice_caves-ao ice_caves 16,-4,8,90,-25 ao
-shot ice_caves-indirect ice_caves 16,-4,8,90,-25 indirect
+shot ice_caves-indirect ice_caves 16,-4,8,90,-25 indirect --exposure -1.5
 shot ice_caves-lod ice_caves 16,-4,8,90,-25 lod
-shot tiny-overview tiny 4,-2,3,90,-30 lit
+shot tiny-overview tiny 8,-9,11,90,-38 lit
