@@ -86,7 +86,8 @@ impl Codec {
     }
 }
 
-/// The default zstd level for bakes: L3 is ~100x faster than L19 for 10-25% larger files.
+/// The default zstd level for bakes: the high levels cost far more time than the little size they
+/// save (figures in `../shared/notes/toolchain.md`).
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
 /// One entry of the section table, as stored.

@@ -23,10 +23,10 @@ pub struct Gpu {
     errors: Arc<Mutex<Vec<String>>>,
 }
 
-/// Device memory in 256 MiB blocks from the start. With wgpu's default (128 MiB, growing to 256)
-/// the streamer's tiles outgrew the first block during the H200 flight, and allocating the next
-/// one took a 4 ms frame to 10–15 ms; one large block is allocated while the renderer is built
-/// (the noise texture lands in it) and holds the default world's whole resident set.
+/// Device memory in 256 MiB blocks from the start. With wgpu's smaller default blocks the
+/// streamer's tiles outgrew the first one mid-flight, and allocating the next one was a hitch; one
+/// large block is allocated while the renderer is built (the noise texture lands in it) and holds
+/// the default world's whole resident set.
 fn memory_hints() -> wgpu::MemoryHints {
     const BLOCK: u64 = 256 << 20;
     wgpu::MemoryHints::Manual { suballocated_device_memory_block_size: BLOCK..BLOCK }

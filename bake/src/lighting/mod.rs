@@ -43,18 +43,11 @@
 //! Determinism: random numbers are keyed by (seed, source, path) and every sum is taken in a fixed
 //! order, so results are bit-identical for any thread count.
 //!
-//! # Cost and accuracy (measured with `examples/lighting_accuracy.rs`)
-//! The default world (1.65 M level-0 vertices, 3771 units² of surface), default spec: 13.2 M
-//! paths, 24.4 M rays, about 17 s wall on two cores for the whole lighting stage (each batch's
-//! paths are traced in Morton order of their start points, which keeps the BVH walk in cache,
-//! and the BVH's leaves are blocks of four triangles met by one 4-lane test). Against a bake with
-//! 16× the paths and independent random numbers, the relative RMS error of per-vertex irradiance
-//! (ambient + lights) is 4.6 % over vertices brighter than 5 % of the mean (4.6–5.2 % over eight
-//! noise seeds), 2.4 % energy-weighted; most of it sits in dim cave interiors (photon-count
-//! noise, largest at 5–10 % of the mean brightness, smallest above twice the mean). The weight
-//! window gave 1.24× the efficiency of plain roulette, the Sobol points with a smaller pilot
-//! another 1.34×, and shares by reflected sun power 1.1×. Cost grows
-//! linearly with `paths_per_area`, noise falls with its square root.
+//! # Cost and accuracy
+//! Each batch's paths are traced in Morton order of their start points, which keeps the BVH walk
+//! in cache. Most of the error against a reference with many more paths sits in dim cave interiors
+//! (photon-count noise). Cost grows linearly with `paths_per_area`, noise falls with its square
+//! root. `examples/lighting_accuracy.rs` measures both; the figures are in BENCHMARKS.md.
 
 mod qmc;
 mod rng;

@@ -122,7 +122,7 @@ pub(crate) fn trace_all(
         let batch_end = (batch_start + BATCH).min(total);
         // Emit every path of the batch, then trace them in the order of their start points along
         // a Morton curve: neighbouring paths then walk the same BVH nodes and leaves while they
-        // are still in cache (1.3x faster on the default world). The order is a function of the
+        // are still in cache. The order is a function of the
         // paths alone (ties by path number) and records are applied in that order, so the sums
         // stay independent of the thread count.
         // Only the (Morton code, path) keys are sorted; the emitted paths stay where they are.

@@ -1,8 +1,8 @@
 //! The material noise texture: tileable fractal value noise generated on the CPU at start-up and
 //! sampled triplanar by the terrain shader.
 //!
-//! It replaces per-pixel procedural fBm (up to 72 hash lookups per pixel, about 9 ms of a 1080p
-//! frame on an H200 and most of the lit shader's compile time on lavapipe) with at most six
+//! It replaces per-pixel procedural fBm (dozens of hash lookups per pixel, a large share of a frame
+//! and most of the lit shader's compile time on lavapipe) with at most six
 //! filtered texture reads. Mipmaps do what the procedural version did by hand: octaves finer than
 //! a pixel average out to their mean instead of aliasing.
 //!

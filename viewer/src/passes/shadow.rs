@@ -5,8 +5,8 @@
 //! There are two maps. The terrain samples the *front* one, through the projection it was drawn
 //! with; a redraw goes into the *back* one, possibly over several frames (a triangle budget per
 //! frame, [`ShadowPass::encode`]), and the maps swap when it is finished. A redraw of every caster
-//! in one frame is what made the H200 flight's slowest frames: in its opening stretch the view
-//! holds 3 M triangles and a full redraw added 4.4 ms to a 4.8 ms main pass. Spread, no frame pays
+//! in one frame is what made a flight's slowest frames: a heavy view's full redraw nearly doubled
+//! its frame. Spread, no frame pays
 //! more than its share, and the picture never shows a half-drawn map. The cost is latency: the
 //! shadows shown may be a few frames older than the geometry (the map holds what was drawn when
 //! its redraw began, sampled through its own projection, so they stay where they belong).

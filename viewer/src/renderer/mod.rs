@@ -107,10 +107,8 @@ pub struct FrameReport {
 
 /// Triangles per frame, main pass and shadow redraw together, up to which a shadow redraw is
 /// drawn in one frame; past it the redraw gets what is left, down to [`SHADOW_MIN_TRIANGLES`],
-/// and takes several frames. The geometry front end bounds the H200's frame (about 2 ms per
-/// million triangles and pass): a typical frame draws 1.2 M in its main pass and 1.1 M casters,
-/// so most redraws still take one frame, while the 3 M-triangle views of the opening stretch no
-/// longer add a full 4 ms shadow pass to a 5 ms main pass.
+/// and takes several frames. The geometry front end bounds the frame on a GPU, so most redraws
+/// still fit in one frame while the heaviest views no longer pay a whole shadow pass at once.
 pub const SHADOW_FRAME_TRIANGLES: u64 = 2_500_000;
 /// The least a frame draws of a shadow redraw under way, so that one finishes within a few frames
 /// however heavy the view (each caster is a whole tile, so a slice can exceed it by one tile).

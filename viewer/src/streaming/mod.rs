@@ -106,8 +106,7 @@ pub struct StreamConfig {
     /// Number of loader threads (at least 1).
     pub loader_threads: usize,
     /// Upload bytes per frame, so a burst of loads does not hitch; the first upload of a frame is
-    /// always allowed. 4 MiB copies in well under a millisecond; 16 MiB frames were the flight's
-    /// worst hitches on an H200 (a 4 ms frame became 20–30 ms).
+    /// always allowed. Much larger frames of uploads were the worst hitches of a flight.
     pub max_upload_bytes_per_frame: u64,
     /// Whether to prefetch tiles likely needed soon.
     pub prefetch: bool,

@@ -12,8 +12,8 @@ use crate::layers::{Decoded, Decoder};
 pub const INDEX_BYTES: u64 = 4;
 
 /// A tile's terrain, ready for upload: the vertex streams already interleaved into the GPU layout
-/// and the indices checked against them, so the render thread only copies bytes (packing 16 MB on
-/// the render thread cost a 1080p frame over 10 ms on an H200).
+/// and the indices checked against them, so the render thread only copies bytes (packing them
+/// there made frames hitch).
 pub struct TerrainData {
     /// GPU vertices: position, normal, AO, baked irradiance (w = 0 where the pack has none).
     pub vertices: Vec<TerrainVertex>,
@@ -67,7 +67,7 @@ pub fn decode(tile: &TileContents) -> Result<TerrainData, String> {
     u32::try_from(vertex_count).map_err(|_| "too many vertices".to_string())?;
     let mut vertices = pack_vertices(&mesh.positions, &mesh.normals, &ao, irradiance);
     let mut indices = mesh.indices.clone();
-    // Ordered for the GPU's vertex reuse here, off the render thread (about 1 ms per 10k triangles).
+    // Ordered for the GPU's vertex reuse here, off the render thread, which must not pay for it.
     // Surface and skirts separately: the skirts stay after `main_index_count`. The pack's skirts
     // are already double-sided (the bake owns that, SPEC.md): drawn as stored, so each skirt
     // triangle is drawn once per side and counted once against the budget.

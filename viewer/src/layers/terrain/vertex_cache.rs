@@ -3,9 +3,8 @@
 //!
 //! Marching cubes emits triangles cell by cell, row by row: neighbours in the row share vertices,
 //! but the row above shares them a whole row later, long after a GPU's small reuse window has
-//! moved on, so many vertices are shaded two or three times. On the H200 the geometry stages, not
-//! the pixels, bound the frame (about 1.6 ms per million triangles and pass), so fewer vertex
-//! shader runs are frame time. The triangle order comes from Tipsify (Sander, Nehab and Barczak,
+//! moved on, so many vertices are shaded two or three times. On a GPU the geometry stages, not the
+//! pixels, bound the frame, so fewer vertex shader runs are frame time. The triangle order comes from Tipsify (Sander, Nehab and Barczak,
 //! "Fast Triangle Reordering for Vertex Locality and Reduced Overdraw", 2007): linear time, no
 //! tuning beyond the cache size. Vertices are then renumbered in first-use order, so fetches walk
 //! the vertex buffer forwards.
