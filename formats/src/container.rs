@@ -87,7 +87,7 @@ impl Codec {
 }
 
 /// The default zstd level for bakes: the high levels cost far more time than the little size they
-/// save (figures in `../shared/notes/toolchain.md`).
+/// save (see BENCHMARKS.md, "Pack container").
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
 /// One entry of the section table, as stored.
