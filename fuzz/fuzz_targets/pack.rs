@@ -5,18 +5,25 @@
 #![no_main]
 
 use kiln_formats::sections::{
-    summarize, EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo,
-    VertexIrradiance, KNOWN,
+    section_type, EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo,
+    VertexIrradiance, SECTION_TYPES,
 };
-use kiln_formats::Pack;
+use kiln_formats::{Pack, SectionKind, TileContents};
 use libfuzzer_sys::fuzz_target;
+
+/// Decodes `raw` as a section of `kind` through the section table, as `kiln inspect` does.
+fn summarize(kind: SectionKind, raw: &[u8]) {
+    if let Some(t) = section_type(kind) {
+        let _ = (t.summarize)(raw);
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(pack) = Pack::from_bytes(data.to_vec()) {
         let _ = pack.verify();
         for i in 0..pack.sections().len() {
             if let Ok(raw) = pack.raw_section(i) {
-                let _ = summarize(pack.sections()[i].kind, &raw);
+                summarize(pack.sections()[i].kind, &raw);
             }
         }
         let _ = pack.get::<PackInfo>();
@@ -26,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = pack.get::<IrradianceGrid>();
         let _ = pack.get::<Manifest>();
         let _ = pack.get::<EmbeddedFiles>();
+        let _ = TileContents::read(&pack);
         for e in pack.sections() {
             let stored = usize::try_from(e.offset)
                 .ok()
@@ -37,11 +45,11 @@ fuzz_target!(|data: &[u8]| {
                 _ => None,
             };
             if let Some(raw) = raw {
-                let _ = summarize(e.kind, &raw);
+                summarize(e.kind, &raw);
             }
         }
     }
-    for (kind, _) in KNOWN {
-        let _ = summarize(*kind, data);
+    for t in SECTION_TYPES {
+        let _ = (t.summarize)(data);
     }
 });
