@@ -42,18 +42,26 @@ pub struct Fbm {
 /// Which generator an [`Fbm`] sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FbmKind {
+    /// The `noise` crate's Perlin gradient noise.
     Perlin,
+    /// The `noise` crate's Simplex noise.
     Simplex,
 }
 
 /// Parameters of an [`Fbm`]; frequencies are in cycles per world unit.
 #[derive(Clone, Copy, Debug)]
 pub struct FbmParams {
+    /// The generator every octave uses.
     pub kind: FbmKind,
+    /// Number of octaves summed; 0 gives a field that is 0 everywhere.
     pub octaves: u32,
+    /// Frequency of the first octave, cycles per world unit.
     pub frequency: f64,
+    /// Frequency ratio of each octave to the one before it.
     pub lacunarity: f64,
+    /// Amplitude ratio of each octave to the one before it.
     pub gain: f64,
+    /// Overall scale: the sum is normalised to a standard deviation of `0.5 · amplitude`.
     pub amplitude: f64,
 }
 

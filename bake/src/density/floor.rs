@@ -16,8 +16,11 @@ const FLOOR_GAIN: f64 = 0.5;
 /// Floor height (world units) of every voxel column, row-major `[x + nx * y]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FloorMap {
+    /// Columns along X (the volume's X sample count).
     pub nx: usize,
+    /// Columns along Y (the volume's Y sample count).
     pub ny: usize,
+    /// `nx * ny` floor heights in world units, X fastest.
     pub heights: Vec<f32>,
 }
 

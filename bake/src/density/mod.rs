@@ -44,7 +44,9 @@ use crate::world::{NoiseKind, World};
 /// A dense grid of density samples, X fastest (`index = x + nx * (y + ny * z)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DensityVolume {
+    /// Samples along X, Y and Z (one per voxel corner of the world grid).
     pub dims: [usize; 3],
+    /// `dims[0] * dims[1] * dims[2]` samples in [-1, 1], positive = solid, laid out as [`DensityVolume::index`] says.
     pub data: Vec<f32>,
 }
 
@@ -124,6 +126,8 @@ pub struct DensityField {
 }
 
 impl DensityField {
+    /// The raw density of `world`: draws its noise terms or octaves from the world seed and
+    /// tabulates its floor heights.
     pub fn new(world: &World) -> DensityField {
         let spec = &world.spec;
         let dims = world.dims();

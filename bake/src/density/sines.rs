@@ -14,8 +14,11 @@ use crate::world::{NoiseSpec, MAX_OCTAVES, MAX_TERMS};
 /// One term's parameters, in world units (angular frequency in radians per world unit).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SineTerm {
+    /// The term's weight before normalisation ([`sine_normalisation`]).
     pub amplitude: f64,
+    /// Angular frequency along X, Y and Z, radians per world unit.
     pub omega: [f64; 3],
+    /// Phase along X, Y and Z, radians in `[0, 2π)`.
     pub phase: [f64; 3],
 }
 
@@ -84,6 +87,8 @@ pub struct SineProducts {
 }
 
 impl SineProducts {
+    /// Draws the terms of `spec` under `seed` and tabulates their axis factors over a `dims` grid
+    /// of spacing `voxel_size` world units.
     pub fn new(spec: &NoiseSpec, seed: u64, dims: [usize; 3], voxel_size: f64) -> SineProducts {
         let terms = sine_terms(spec, seed);
         let norm = sine_normalisation(&terms, spec.amplitude);

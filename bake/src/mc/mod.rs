@@ -44,8 +44,11 @@ use table::{CASES, EDGE_START};
 /// normal of `positions[i]`, pointing toward air.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IsoMesh {
+    /// Vertex positions, global voxel units.
     pub positions: Vec<[f32; 3]>,
+    /// Unit vertex normals toward air, one per position.
     pub normals: Vec<[f32; 3]>,
+    /// Triangle list: three indices into `positions` per triangle.
     pub indices: Vec<u32>,
 }
 
@@ -65,7 +68,9 @@ impl IsoMesh {
 /// voxel `min`. The cube edge is the block's stride.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CellRange {
+    /// The first cell's lowest corner, global voxels.
     pub min: [i32; 3],
+    /// Cells along X, Y and Z.
     pub cells: [usize; 3],
 }
 
@@ -88,16 +93,37 @@ impl CellRange {
 /// Why a block cannot be meshed over a range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MarchError {
+    /// The block's stride (the cube edge, voxels) is zero or negative.
     #[error("block stride must be positive, got {0}")]
     BadStride(i32),
+    /// The block does not start one halo sample before the range.
     #[error("block origin {found:?} must be range.min - stride = {expected:?}")]
-    OriginMismatch { expected: [i64; 3], found: [i32; 3] },
+    OriginMismatch {
+        /// `range.min - stride`, global voxels.
+        expected: [i64; 3],
+        /// The block's origin.
+        found: [i32; 3],
+    },
+    /// The block's sample counts are not the range's cells plus corners and halo.
     #[error("block dims {found:?} must be range.cells + 3 = {expected:?}")]
-    DimsMismatch { expected: [usize; 3], found: [usize; 3] },
+    DimsMismatch {
+        /// `range.cells + 3` per axis.
+        expected: [usize; 3],
+        /// The block's dims.
+        found: [usize; 3],
+    },
+    /// The block's sample buffer does not match its dims.
     #[error("block holds {found} samples but its dims need {expected}")]
-    DataLength { expected: usize, found: usize },
+    DataLength {
+        /// The product of the block's dims.
+        expected: usize,
+        /// The samples it holds.
+        found: usize,
+    },
+    /// The range's coordinates or its vertex count would overflow.
     #[error("range too large: its coordinates or vertex count overflow")]
     TooLarge,
+    /// `edge_steps` is not a power of two of at least 2.
     #[error("lattice steps per cell edge must be a power of two of at least 2, got {0}")]
     BadEdgeSteps(u32),
 }

@@ -7,13 +7,19 @@ pub use kiln_formats::TileId;
 /// The tiling of a volume: level-0 tiles of `tile_voxels` columns, `tiles` of them along X and Y.
 #[derive(Clone, Copy, Debug)]
 pub struct Tiling {
+    /// Samples of the density volume along X, Y and Z.
     pub dims: [usize; 3],
+    /// Cells along X and Y of a level-0 tile (a level-k tile spans `tile_voxels << k` voxels).
     pub tile_voxels: u32,
+    /// Level-0 tiles along X and Y: `dims[0..2] / tile_voxels`, rounded down.
     pub tiles: [u32; 2],
+    /// World units per voxel.
     pub voxel_size: f32,
 }
 
 impl Tiling {
+    /// The tiling of a `dims` volume into level-0 tiles of `tile_voxels` cells, at `voxel_size`
+    /// world units per voxel.
     pub fn new(dims: [usize; 3], tile_voxels: u32, voxel_size: f32) -> Self {
         let tiles = [dims[0] as u32 / tile_voxels, dims[1] as u32 / tile_voxels];
         Tiling { dims, tile_voxels, tiles, voxel_size }

@@ -70,8 +70,11 @@ pub struct BakeOptions {
 /// Wall time and work of one stage.
 #[derive(Clone, Debug)]
 pub struct StageTiming {
+    /// The stage's report name.
     pub name: &'static str,
+    /// Wall time, seconds.
     pub seconds: f64,
+    /// What the stage did (counts, sizes), one line.
     pub detail: String,
 }
 
@@ -85,7 +88,9 @@ impl std::fmt::Display for StageTiming {
 /// What a bake did.
 #[derive(Clone, Debug)]
 pub struct BakeReport {
+    /// The directory that holds the packs.
     pub out_dir: PathBuf,
+    /// Timings, in the order the stages ran.
     pub stages: Vec<StageTiming>,
     /// Per cached stage: items taken from the cache and items computed.
     pub tallies: Vec<(&'static str, Tally)>,
@@ -95,10 +100,15 @@ pub struct BakeReport {
     pub cache_warnings: Vec<String>,
     /// False when the output directory already held exactly these packs and was left untouched.
     pub wrote_output: bool,
+    /// Tile packs, all levels.
     pub tiles: usize,
+    /// Vertices over all tiles, all levels.
     pub vertices: u64,
+    /// Triangles over all tiles, all levels.
     pub triangles: u64,
+    /// Bytes of the tile packs and the manifest (also when the output was left untouched).
     pub bytes_written: u64,
+    /// Samples of the density volume.
     pub voxels: u64,
 }
 

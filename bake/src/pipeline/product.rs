@@ -1,13 +1,13 @@
 //! The product frame: what a bake product is, and the one cache codec for every product's output.
 //!
-//! A bake is a list of registered products ([`super::registry`]) in dependency order:
+//! A bake is a list of registered products ([`super::Registry`]) in dependency order:
 //! - a [`WorldProduct`] is computed once per bake from the whole world (the density volume, light
 //!   transport), lazily: only when some tile product that reads it has an item to compute;
 //! - a [`TileProduct`] bakes one tile into pack sections (terrain geometry, per-tile lighting).
 //!
 //! Each declares the named inputs of its cache key, what it reads (world products, and earlier tile
 //! products of the same tile), and a pure function from those to its output. The engine
-//! ([`super::engine`]) looks every item up in the stage cache, computes what is missing in parallel
+//! (`pipeline/engine.rs`) looks every item up in the stage cache, computes what is missing in parallel
 //! and assembles each tile's pack from the products' sections in registry order.
 
 use std::any::Any;
@@ -20,14 +20,17 @@ use super::tile::TileSummary;
 use super::BakeError;
 
 /// A world product's value, type-erased so the registry can hold any product; products read each
-/// other's values back through [`WorldCtx::world`] and [`TileCtx::world`] with their concrete type.
+/// other's values back through the `world` methods of the engine's `WorldCtx` and `TileCtx` with their concrete type.
 pub type WorldValue = Box<dyn Any + Send + Sync>;
 
 /// One encoded pack section, as a product made it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawSection {
+    /// The section's kind in the pack's section table.
     pub kind: SectionKind,
+    /// Whether a reader that does not know `kind` must refuse the pack.
     pub required: bool,
+    /// The encoded section payload.
     pub bytes: Vec<u8>,
 }
 
@@ -35,7 +38,9 @@ pub struct RawSection {
 /// product that owns the tile's surface) what the manifest records about the tile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TileOutput {
+    /// The sections, in the order they go into the pack.
     pub sections: Vec<RawSection>,
+    /// The manifest's record of the tile; `Some` only from the product that owns its surface.
     pub summary: Option<TileSummary>,
 }
 

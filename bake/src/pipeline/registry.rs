@@ -42,6 +42,7 @@ impl Registry {
         self
     }
 
+    /// Every product, world and tile, in registration order.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }

@@ -16,6 +16,7 @@ pub struct StageInputs {
 }
 
 impl StageInputs {
+    /// No inputs yet for an item of `stage` at `version`; bumping the version misses every old entry.
     pub fn new(stage: &'static str, version: u32) -> Self {
         StageInputs { stage, version, parts: Vec::new() }
     }
@@ -41,7 +42,9 @@ impl StageInputs {
 /// How many items of a stage came from the cache and how many were computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Items read from the cache.
     pub cached: usize,
+    /// Items computed (missed, or no cache).
     pub computed: usize,
 }
 

@@ -98,9 +98,13 @@ fn leaf_range(word: u32) -> (usize, usize) {
 /// A ray with a parametric range `[tmin, tmax]`; `dir` need not be normalised (t is in its units).
 #[derive(Clone, Copy, Debug)]
 pub struct Ray {
+    /// Where the ray starts (`t = 0`), in the mesh's units.
     pub origin: Vec3A,
+    /// Direction; its length is the unit of `t`.
     pub dir: Vec3A,
+    /// Nearest parameter that counts as a hit.
     pub tmin: f32,
+    /// Farthest parameter that counts as a hit.
     pub tmax: f32,
 }
 
