@@ -1,6 +1,7 @@
 //! The tiny world's packs, pinned: every change of Kiln's output shows up here, so that it is made on
-//! purpose, together with a bump of the version of the stage whose output changed (`stage_version`
-//! in `bake/src/pipeline/mod.rs`), which keeps stale cache entries from being used.
+//! purpose, together with a bump of the version of the product whose output changed (the
+//! `*_VERSION` constant beside it in `bake/src/pipeline/`), which keeps stale cache entries from
+//! being used.
 
 use kiln_e2e::tiny_bake;
 use xxhash_rust::xxh3::xxh3_64;
@@ -54,7 +55,7 @@ fn the_tiny_worlds_packs_are_the_pinned_bytes() {
     let actual = pack_hashes(tiny_bake());
     assert!(
         actual == TINY_PACKS,
-        "the tiny world's packs changed. If that is deliberate, bump the changed stage's version and pin the new \
+        "the tiny world's packs changed. If that is deliberate, bump the changed product's version and pin the new \
          hashes:\n{actual}"
     );
 }

@@ -27,7 +27,7 @@ use super::progress::Progress;
 use super::registry::{Entry, Registry};
 use super::stage_cache::{StageCache, StageInputs};
 use super::tile::{BakedTile, TileSummary};
-use super::{stage_version, writer_version, StageTiming};
+use super::{writer_version, StageTiming, PACK_VERSION};
 use super::BakeError;
 use crate::world::World;
 
@@ -300,7 +300,7 @@ impl<'a> Engine<'a> {
     /// The key of tile `t`'s pack: every tile product's key in registry order, the world's name and
     /// the writer's version. Its low 64 bits are the pack's `inputs_hash`.
     fn pack_key(&self, t: usize) -> Result<StageInputs, BakeError> {
-        let mut key = StageInputs::new("pack", stage_version::PACK);
+        let mut key = StageInputs::new("pack", PACK_VERSION);
         for p in self.registry.tile_products() {
             key = key.with(p.name(), self.tile_keys(p.name())?[t].key().0);
         }

@@ -40,15 +40,9 @@ use tile::BakedTile;
 
 use crate::world::World;
 
-/// Versions of each stage's algorithm: bump one when its output for the same inputs changes, so
-/// stale cache entries are never used.
-mod stage_version {
-    pub const DENSITY: u32 = 2;
-    pub const TILE_INPUTS: u32 = 1;
-    pub const GEOMETRY: u32 = 3;
-    pub const PACK: u32 = 4;
-    pub const LIGHTING: u32 = 11;
-}
+/// Version of pack assembly (the pack key's stage): bump it when a tile's pack bytes change for the
+/// same product outputs. Each product keeps the version of its own algorithm beside it.
+const PACK_VERSION: u32 = 4;
 
 /// The largest `--jobs` accepted.
 pub const MAX_JOBS: usize = 256;

@@ -19,7 +19,7 @@
 
 use std::fs;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::failpoint;
 use super::BakeError;
@@ -34,20 +34,14 @@ pub struct Staging {
     committed: bool,
 }
 
-/// Refuses a bake name that is not one plain directory name: the bake must land in a direct child
-/// of `--out`, whatever the world file says (the world loader checks names too; this is the last
-/// line before anything is deleted).
+/// Refuses a bake name that is not a world name (`world::name_problem`, the rule the world loader
+/// applies): the bake must land in a direct child of `--out` whatever built the spec, and this is
+/// the last line before anything is deleted.
 fn check_name(out_root: &Path, name: &str) -> Result<(), BakeError> {
-    let mut parts = Path::new(name).components();
-    let single =
-        matches!(parts.next(), Some(Component::Normal(c)) if c == name) && parts.next().is_none();
-    if !single || name.starts_with('.') || name.contains(['/', '\\', '\0']) || name.len() > 255 {
-        return Err(BakeError::BadOption(format!(
-            "{}: world name {name:?} is not a plain directory name (no separators, no leading '.', at most 255 bytes)",
-            out_root.display()
-        )));
+    match crate::world::name_problem(name) {
+        None => Ok(()),
+        Some(problem) => Err(BakeError::BadOption(format!("{}: world name {name:?} {problem}", out_root.display()))),
     }
-    Ok(())
 }
 
 /// `.<name>.<what>-<digits>`: a leftover of this world's bakes (and not of a world whose name

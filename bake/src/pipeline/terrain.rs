@@ -14,13 +14,16 @@ use super::lod::{surface_deviation, TileId, Tiling};
 use super::product::{RawSection, TileOutput, TileProduct};
 use super::skirts::{add_skirts, BorderPlane};
 use super::stage_cache::StageInputs;
-use super::stage_version;
 use super::tile::{TileError, TileSummary};
 use super::volume::Volume;
 use crate::ao::{ambient_occlusion, AoSettings, OccupancyField};
 use super::BakeError;
 use crate::density::DensityVolume;
 use crate::mc::{march_into, CellRange, IsoMesh};
+
+/// Version of a tile's geometry's (mesh, skirts, AO, quantisation) algorithm: bump it whenever its output for the same inputs changes, so stale
+/// cache entries are never used (and re-pin `tests/tests/golden.rs`).
+const GEOMETRY_VERSION: u32 = 3;
 
 /// `geometry`: one tile's mesh and AO. Keeps the CPU time of each step for the bake report.
 #[derive(Default)]
@@ -46,7 +49,7 @@ impl TileProduct for TerrainProduct {
         let id = plan.tiles[tile];
         let t = &plan.tiling;
         let h = keys.world::<Vec<TileInputHashes>>("tile-inputs")?[tile];
-        Ok(StageInputs::new("geometry", stage_version::GEOMETRY)
+        Ok(StageInputs::new("geometry", GEOMETRY_VERSION)
             .with("tile", settings_hash(&(id.level, id.x, id.y, t.tile_voxels, t.voxel_size.to_bits())))
             .with("density", h.density)
             .with("occupancy", h.occupancy)

@@ -6,10 +6,16 @@ use super::hit_check;
 use super::inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
 use super::product::{WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
-use super::stage_version;
 use crate::ao::OccupancyField;
 use super::BakeError;
 use crate::density::DensityVolume;
+
+/// Version of the density volume's (noise, floor, brushes, floaters, closed sides) algorithm: bump it whenever its output for the same inputs changes, so stale
+/// cache entries are never used (and re-pin `tests/tests/golden.rs`).
+const DENSITY_VERSION: u32 = 2;
+/// Version of the per-tile input hashes' algorithm: bump it whenever its output for the same inputs changes, so stale
+/// cache entries are never used (and re-pin `tests/tests/golden.rs`).
+const TILE_INPUTS_VERSION: u32 = 1;
 
 /// The density volume and its occupancy field.
 pub struct Volume {
@@ -43,14 +49,14 @@ impl WorldProduct for DensityProduct {
         "density"
     }
     fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
-        Ok(StageInputs::new("density", stage_version::DENSITY).with("world density inputs", density_hash(keys.plan().world)))
+        Ok(StageInputs::new("density", DENSITY_VERSION).with("world density inputs", density_hash(keys.plan().world)))
     }
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let world = ctx.plan().world;
         // The raw noise is most of the work and does not change with brushes or floater settings,
         // so it has its own cache entry.
         let field = crate::density::DensityField::new(world);
-        let raw_inputs = StageInputs::new("raw density", stage_version::DENSITY).with("noise and floor", raw_density_hash(world));
+        let raw_inputs = StageInputs::new("raw density", DENSITY_VERSION).with("noise and floor", raw_density_hash(world));
         let raw = match ctx.cache().lookup("volume", &raw_inputs, |b| Self::parse(ctx, &b)) {
             Some(v) => v,
             None => {
@@ -85,7 +91,7 @@ impl WorldProduct for TileInputsProduct {
     }
     fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let plan = keys.plan();
-        Ok(StageInputs::new("tile-inputs", stage_version::TILE_INPUTS)
+        Ok(StageInputs::new("tile-inputs", TILE_INPUTS_VERSION)
             .with("density", keys.world_key("volume")?.key().0)
             .with("tiling", settings_hash(&(plan.tiling.tile_voxels, plan.tiling.tiles)))
             .with("ao reach", settings_hash(&plan.world.spec.ao.radius_voxels.to_bits())))
