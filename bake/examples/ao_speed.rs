@@ -27,54 +27,33 @@ fn density(x: f32, y: f32, z: f32) -> f32 {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut arg = |default: usize| {
-        args.next()
-            .map_or(default, |a| a.parse().expect("arguments are numbers"))
-    };
+    let mut arg = |default: usize| args.next().map_or(default, |a| a.parse().expect("arguments are numbers"));
     let (threads, max_points, repeats) = (arg(2), arg(1_000_000), arg(1));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
 
     let [nx, ny, nz] = DIMS;
-    let densities: Vec<f32> = pool.install(|| {
-        (0..nx * ny * nz)
-            .into_par_iter()
-            .map(|i| density((i % nx) as f32, ((i / nx) % ny) as f32, (i / (nx * ny)) as f32))
-            .collect()
-    });
+    let densities: Vec<f32> = pool
+        .install(|| (0..nx * ny * nz).into_par_iter().map(|i| density((i % nx) as f32, ((i / nx) % ny) as f32, (i / (nx * ny)) as f32)).collect());
     let solid_frac = densities.iter().filter(|&&d| d > 0.0).count() as f64 / densities.len() as f64;
     println!("volume {nx}x{ny}x{nz}, solid fraction {solid_frac:.3}, {threads} thread(s)");
 
     let mut field = None;
     for _ in 0..repeats {
         let (t, c) = (Instant::now(), cpu_seconds());
-        field = Some(
-            pool.install(|| OccupancyField::from_densities(DIMS, &densities))
-                .expect("field"),
-        );
+        field = Some(pool.install(|| OccupancyField::from_densities(DIMS, &densities)).expect("field"));
         let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
         println!("field build: {:6.1} ms wall, {:5.0} ms CPU", wall * 1e3, cpu * 1e3);
     }
     let field = field.expect("at least one repeat");
-    println!(
-        "field memory: {:.1} MiB",
-        field.memory_bytes() as f64 / (1 << 20) as f64
-    );
+    println!("field memory: {:.1} MiB", field.memory_bytes() as f64 / (1 << 20) as f64);
 
     let (positions, normals) = surface_points(&field, max_points);
     let gradient_normals: Vec<[f32; 3]> = positions.iter().map(|p| gradient_normal(*p)).collect();
     let settings = AoSettings::default();
-    for (name, normals) in [
-        ("neighbour-sum normals", &normals),
-        ("gradient normals", &gradient_normals),
-    ] {
+    for (name, normals) in [("neighbour-sum normals", &normals), ("gradient normals", &gradient_normals)] {
         for _ in 0..repeats {
             let (t, c) = (Instant::now(), cpu_seconds());
-            let ao = pool
-                .install(|| ambient_occlusion(&field, &positions, normals, &settings))
-                .expect("ao");
+            let ao = pool.install(|| ambient_occlusion(&field, &positions, normals, &settings)).expect("ao");
             let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
             let mean = ao.iter().map(|&a| a as f64).sum::<f64>() / ao.len() as f64;
             println!(
@@ -145,12 +124,7 @@ fn cpu_seconds() -> f64 {
     let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
         return 0.0;
     };
-    let ticks: Vec<f64> = rest
-        .split(' ')
-        .skip(11)
-        .take(2)
-        .filter_map(|f| f.parse().ok())
-        .collect();
+    let ticks: Vec<f64> = rest.split(' ').skip(11).take(2).filter_map(|f| f.parse().ok()).collect();
     // Linux reports in USER_HZ, which is 100 on every mainstream configuration.
     ticks.iter().sum::<f64>() / 100.0
 }

@@ -53,7 +53,9 @@ fn main() {
             let old = std::fs::read_to_string(&p).unwrap_or_default();
             std::fs::write(&p, old + stroke).expect("edit brush file");
         }
-        None => std::fs::write(&world, format!("{text}\n[brushes]\nfile = \"bench-brushes.toml\"\n")).and_then(|()| std::fs::write(tmp.join("bench-brushes.toml"), stroke)).expect("add brush file"),
+        None => std::fs::write(&world, format!("{text}\n[brushes]\nfile = \"bench-brushes.toml\"\n"))
+            .and_then(|()| std::fs::write(tmp.join("bench-brushes.toml"), stroke))
+            .expect("add brush file"),
     }
     let (brush, r2) = timed_bake(&world, &tmp.join("b"), &cache);
     let clock = Instant::now();

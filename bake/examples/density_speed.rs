@@ -31,10 +31,7 @@ fn ms(d: Duration) -> String {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args
-        .next()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../worlds/ice_caves.toml"));
+    let path = args.next().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../worlds/ice_caves.toml"));
     let repeats: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(3);
     let world = match load_world(&path) {
         Ok(w) => w,

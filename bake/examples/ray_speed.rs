@@ -21,9 +21,9 @@ use glam::Vec3A;
 use kiln_bake::rays::{Bvh, Cull, Ray, STREAM};
 use kiln_formats::sections::{Manifest, TerrainMesh};
 use kiln_formats::Pack;
-use std::path::Path;
 use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
 use rayon::prelude::*;
+use std::path::Path;
 use std::time::Instant;
 
 fn main() {
@@ -184,10 +184,7 @@ fn ray_speed(pos: &[[f32; 3]], idx: &[u32], dump_to: Option<(&Path, &str)>) {
     let occluded = batch.iter().filter(|r| bvh.occluded(r, Cull::None)).count();
     let any = clock.rate(rays.len());
     assert_eq!(hits, occluded, "closest-hit and any-hit disagree");
-    println!(
-        "kiln bvh, 1 thread: closest-hit {closest}, any-hit {any} ({:.1} % of rays hit)",
-        100.0 * hits as f64 / rays.len() as f64
-    );
+    println!("kiln bvh, 1 thread: closest-hit {closest}, any-hit {any} ({:.1} % of rays hit)", 100.0 * hits as f64 / rays.len() as f64);
     // The same rays through the streamed queries, which interleave STREAM walks on one thread.
     let clock = Clock::start();
     let mut found = vec![None; batch.len()];
@@ -248,8 +245,6 @@ fn obvhs_speed(pos: &[[f32; 3]], idx: &[u32], rays: &[(Vec3A, Vec3A)], kiln_hits
             occluded += !bvh.ray_traverse_miss(ray, |r, id| ordered[id].intersect(r)) as usize;
         }
         let any = clock.rate(rays.len());
-        println!(
-            "obvhs cwbvh {name}: build {build:.3} s; 1 thread: closest-hit {closest}, any-hit {any} (hits {hits}/{occluded}, kiln {kiln_hits})"
-        );
+        println!("obvhs cwbvh {name}: build {build:.3} s; 1 thread: closest-hit {closest}, any-hit {any} (hits {hits}/{occluded}, kiln {kiln_hits})");
     }
 }

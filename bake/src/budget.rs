@@ -208,10 +208,7 @@ mod tests {
         assert!(e.peak_bytes > 64 << 30, "{}", e.describe());
         let budget = Budget { bytes: 16 << 30, source: "--memory-budget" };
         let msg = check(Path::new("w.toml"), &e, Some(&budget)).unwrap_err().to_string();
-        assert!(
-            msg.starts_with("w.toml: the bake needs more memory than --memory-budget allows: estimated peak"),
-            "{msg}"
-        );
+        assert!(msg.starts_with("w.toml: the bake needs more memory than --memory-budget allows: estimated peak"), "{msg}");
         assert!(msg.contains("> 16384 MiB; reduce volume.size"), "{msg}");
     }
 

@@ -6,9 +6,9 @@ pub mod cli;
 pub mod density;
 pub mod diff;
 pub mod grid;
-pub mod lighting;
 #[cfg(test)]
 mod layering_tests;
+pub mod lighting;
 pub mod mc;
 mod mem;
 pub mod pipeline;

@@ -67,7 +67,11 @@ fn main() {
         best_read = best_read.min(t.elapsed().as_secs_f64());
         assert_eq!(back.indices.len(), mesh.indices.len());
     }
-    if std::env::var_os("KILN_BENCH_BREAKDOWN").is_some() { for _ in 0..3 { breakdown(&bytes); } }
+    if std::env::var_os("KILN_BENCH_BREAKDOWN").is_some() {
+        for _ in 0..3 {
+            breakdown(&bytes);
+        }
+    }
     let mb = raw_f32_bytes / 1e6;
     println!("pack bench: terrain mesh, {} vertices, {} triangles, raw f32 payload {:.1} MB", mesh.positions.len(), mesh.indices.len() / 3, mb);
     println!("  write (quantise + encode + zstd L3 + checksum): {:>7.0} MB/s  ({:.1} ms)", mb / best_write, best_write * 1e3);

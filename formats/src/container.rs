@@ -197,7 +197,10 @@ impl ContainerWriter {
             return Err(FormatError::DuplicateSection { section: kind });
         }
         if raw.len() as u64 > MAX_RAW_SECTION_LEN {
-            return Err(FormatError::Encode { section: kind, reason: format!("{} bytes exceeds the {MAX_RAW_SECTION_LEN}-byte section limit", raw.len()) });
+            return Err(FormatError::Encode {
+                section: kind,
+                reason: format!("{} bytes exceeds the {MAX_RAW_SECTION_LEN}-byte section limit", raw.len()),
+            });
         }
         let flags = if required { FLAG_REQUIRED } else { 0 };
         self.sections.push(PendingSection { kind, flags, codec, raw });
@@ -228,7 +231,11 @@ impl ContainerWriter {
                 Codec::Zstd(level) => {
                     let z = zstd::bulk::compress(&s.raw, level).map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?;
                     // Tiny or incompressible sections are stored as they are rather than grown.
-                    if z.len() < s.raw.len() { (s.codec, z) } else { (Codec::Raw, s.raw.clone()) }
+                    if z.len() < s.raw.len() {
+                        (s.codec, z)
+                    } else {
+                        (Codec::Raw, s.raw.clone())
+                    }
                 }
             };
             entries.push(SectionEntry {
@@ -387,14 +394,16 @@ pub fn parse_layout(bytes: &[u8]) -> Result<(Header, Vec<SectionEntry>), FormatE
 /// `bytes` and refused rather than trusted.
 pub fn check_section(bytes: &[u8], index: usize, e: &SectionEntry) -> Result<Vec<u8>, FormatError> {
     let len = bytes.len() as u64;
-    let stored = e
-        .offset
-        .checked_add(e.stored_len)
-        .filter(|&end| end <= len)
-        .map(|end| &bytes[e.offset as usize..end as usize])
-        .ok_or_else(|| FormatError::Truncated { what: format!("section {} (#{index})", e.kind), needed: e.offset.saturating_add(e.stored_len), available: len })?;
+    let stored =
+        e.offset.checked_add(e.stored_len).filter(|&end| end <= len).map(|end| &bytes[e.offset as usize..end as usize]).ok_or_else(|| {
+            FormatError::Truncated { what: format!("section {} (#{index})", e.kind), needed: e.offset.saturating_add(e.stored_len), available: len }
+        })?;
     if e.raw_len > MAX_RAW_SECTION_LEN {
-        return Err(FormatError::BadLayout { section: e.kind, index, reason: format!("raw length {} exceeds the {MAX_RAW_SECTION_LEN}-byte limit", e.raw_len) });
+        return Err(FormatError::BadLayout {
+            section: e.kind,
+            index,
+            reason: format!("raw length {} exceeds the {MAX_RAW_SECTION_LEN}-byte limit", e.raw_len),
+        });
     }
     if xxh3_64(stored) != e.checksum {
         return Err(FormatError::ChecksumMismatch { section: e.kind, index });

@@ -199,12 +199,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PackFileError> {
         _ => PathBuf::from("."),
     };
     let name = path.file_name().ok_or_else(|| io_err(std::io::Error::other("path has no file name")))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}-{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = dir.join(format!(".{}.tmp-{}-{}", name.to_string_lossy(), std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;

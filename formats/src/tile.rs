@@ -2,9 +2,7 @@
 
 use crate::error::{bad, FormatError};
 use crate::pack::{Pack, PackBuilder, Section};
-use crate::sections::{
-    IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance,
-};
+use crate::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance};
 use crate::tile_id::TileId;
 
 /// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
@@ -35,29 +33,18 @@ impl TileContents {
     pub fn read(pack: &Pack) -> Result<Self, FormatError> {
         let info: PackInfo = pack.require()?;
         if !matches!(info.kind, PackKind::Tile { .. }) {
-            return Err(bad(
-                PackInfo::KIND,
-                format!("{:?} pack is not a tile", info.kind),
-            ));
+            return Err(bad(PackInfo::KIND, format!("{:?} pack is not a tile", info.kind)));
         }
         let mesh: Option<TerrainMesh> = pack.get()?;
         let ao: Option<VertexAo> = pack.get()?;
         let irradiance: Option<VertexIrradiance> = pack.get()?;
         let volume: Option<IrradianceGrid> = pack.get()?;
         let vertices = mesh.as_ref().map(|m| m.positions.len());
-        let per_vertex = [
-            (VertexAo::KIND, ao.as_ref().map(|a| a.0.len())),
-            (
-                VertexIrradiance::KIND,
-                irradiance.as_ref().map(|v| v.0.len()),
-            ),
-        ];
+        let per_vertex = [(VertexAo::KIND, ao.as_ref().map(|a| a.0.len())), (VertexIrradiance::KIND, irradiance.as_ref().map(|v| v.0.len()))];
         for (kind, count) in per_vertex {
             match (count, vertices) {
                 (Some(_), None) => return Err(bad(kind, "per-vertex values without a TMSH mesh")),
-                (Some(c), Some(v)) if c != v => {
-                    return Err(bad(kind, format!("{c} values for {v} mesh vertices")))
-                }
+                (Some(c), Some(v)) if c != v => return Err(bad(kind, format!("{c} values for {v} mesh vertices"))),
                 _ => {}
             }
         }
@@ -66,45 +53,21 @@ impl TileContents {
             if m.normals.len() != m.positions.len() || m.main_index_count > m.indices.len() {
                 return Err(bad(TerrainMesh::KIND, "inconsistent stream lengths"));
             }
-            if let Some(p) = m
-                .positions
-                .iter()
-                .find(|p| !p.iter().all(|c| c.is_finite()))
-            {
+            if let Some(p) = m.positions.iter().find(|p| !p.iter().all(|c| c.is_finite())) {
                 return Err(bad(TerrainMesh::KIND, format!("non-finite position {p:?}")));
             }
         }
         if let Some(v) = &irradiance {
-            if let Some(i) =
-                v.0.iter()
-                    .position(|c| !c.iter().all(|x| x.is_finite() && *x >= 0.0))
-            {
-                return Err(bad(
-                    VertexIrradiance::KIND,
-                    format!("vertex {i} has irradiance {:?}", v.0[i]),
-                ));
+            if let Some(i) = v.0.iter().position(|c| !c.iter().all(|x| x.is_finite() && *x >= 0.0)) {
+                return Err(bad(VertexIrradiance::KIND, format!("vertex {i} has irradiance {:?}", v.0[i])));
             }
         }
         if let Some(g) = &volume {
             if g.ambient.len() != g.cells() || g.direct.len() != g.cells() {
-                return Err(bad(
-                    IrradianceGrid::KIND,
-                    format!(
-                        "{:?} cells but {} / {} values",
-                        g.dims,
-                        g.ambient.len(),
-                        g.direct.len()
-                    ),
-                ));
+                return Err(bad(IrradianceGrid::KIND, format!("{:?} cells but {} / {} values", g.dims, g.ambient.len(), g.direct.len())));
             }
         }
-        Ok(TileContents {
-            info,
-            mesh,
-            ao,
-            irradiance,
-            volume,
-        })
+        Ok(TileContents { info, mesh, ao, irradiance, volume })
     }
 
     /// The tile this pack holds.
@@ -117,11 +80,7 @@ impl TileContents {
     /// An empty tile `id` of world `world_name`, for building a pack section by section.
     pub fn new(id: TileId, world_name: &str, inputs_hash: u64) -> Self {
         TileContents {
-            info: PackInfo {
-                kind: PackKind::tile(id),
-                world_name: world_name.to_owned(),
-                inputs_hash,
-            },
+            info: PackInfo { kind: PackKind::tile(id), world_name: world_name.to_owned(), inputs_hash },
             mesh: None,
             ao: None,
             irradiance: None,
@@ -155,11 +114,7 @@ impl TileContents {
     /// its path, the pack's hash and length, and the mesh's bounds and counts (zero without a mesh).
     pub fn node(&self, pack: &[u8], geometric_error: f32) -> TileNode {
         let id = self.id();
-        let (bounds_min, bounds_max) = self
-            .mesh
-            .as_ref()
-            .and_then(|m| m.bounds())
-            .unwrap_or(([0.0; 3], [0.0; 3]));
+        let (bounds_min, bounds_max) = self.mesh.as_ref().and_then(|m| m.bounds()).unwrap_or(([0.0; 3], [0.0; 3]));
         TileNode {
             level: id.level,
             x: id.x,
@@ -171,10 +126,7 @@ impl TileContents {
             content_hash: xxhash_rust::xxh3::xxh3_64(pack),
             file_len: pack.len() as u64,
             vertex_count: self.mesh.as_ref().map_or(0, |m| m.positions.len() as u32),
-            triangle_count: self
-                .mesh
-                .as_ref()
-                .map_or(0, |m| (m.main_index_count / 3) as u32),
+            triangle_count: self.mesh.as_ref().map_or(0, |m| (m.main_index_count / 3) as u32),
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Round trips, corruption, truncation and versioning of the pack container.
 
 use kiln_formats::container::{HEADER_LEN, MAGIC};
-use kiln_formats::sections::{EmbeddedFile, EmbeddedFiles, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance, IrradianceGrid};
+use kiln_formats::sections::{
+    EmbeddedFile, EmbeddedFiles, IrradianceGrid, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance,
+};
 use kiln_formats::{Codec, FormatError, Pack, PackBuilder, SectionKind};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;

@@ -2,9 +2,7 @@
 //! error before anything large is allocated.
 
 use kiln_formats::container::{raw_budget, HEADER_LEN, MAGIC, RAW_ALLOWANCE};
-use kiln_formats::sections::{
-    IrradianceGrid, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance,
-};
+use kiln_formats::sections::{IrradianceGrid, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, VertexAo, VertexIrradiance};
 use kiln_formats::{Codec, FormatError, Pack, PackBuilder, Section, SectionKind, TileContents};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -18,21 +16,13 @@ fn craft(sections: &[(SectionKind, u8, Vec<u8>, u64)]) -> Vec<u8> {
         offsets.push(cursor);
         cursor = (cursor + stored.len()).div_ceil(16) * 16;
     }
-    let file_len = offsets
-        .last()
-        .map_or(table_end, |o| o + sections.last().unwrap().2.len());
+    let file_len = offsets.last().map_or(table_end, |o| o + sections.last().unwrap().2.len());
     let mut table = Vec::new();
     for ((kind, codec, stored, raw_len), offset) in sections.iter().zip(&offsets) {
         table.extend_from_slice(&kind.0);
         table.extend_from_slice(&u16::from(kind.0 == *b"PINF").to_le_bytes());
         table.extend_from_slice(&[*codec, 0]);
-        for v in [
-            *offset as u64,
-            stored.len() as u64,
-            *raw_len,
-            xxh3_64(stored),
-            0,
-        ] {
+        for v in [*offset as u64, stored.len() as u64, *raw_len, xxh3_64(stored), 0] {
             table.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -59,45 +49,20 @@ fn raw(kind: SectionKind, bytes: Vec<u8>) -> (SectionKind, u8, Vec<u8>, u64) {
 }
 
 fn tile_info() -> Vec<u8> {
-    PackInfo {
-        kind: PackKind::Tile {
-            level: 0,
-            x: 0,
-            y: 0,
-        },
-        world_name: "w".into(),
-        inputs_hash: 1,
-    }
-    .encode()
-    .unwrap()
+    PackInfo { kind: PackKind::Tile { level: 0, x: 0, y: 0 }, world_name: "w".into(), inputs_hash: 1 }.encode().unwrap()
 }
 
 fn mesh(n: usize) -> TerrainMesh {
-    let lattice = Lattice {
-        voxel_size: 0.5,
-        shift: 4,
-        origin: [0, 0, 0],
-    };
-    let positions: Vec<[f32; 3]> = (0..n)
-        .map(|i| lattice.snap([i as f32 * 0.25, (i % 3) as f32, 1.0]))
-        .collect();
+    let lattice = Lattice { voxel_size: 0.5, shift: 4, origin: [0, 0, 0] };
+    let positions: Vec<[f32; 3]> = (0..n).map(|i| lattice.snap([i as f32 * 0.25, (i % 3) as f32, 1.0])).collect();
     let indices: Vec<u32> = (0..n as u32 / 3 * 3).collect();
-    TerrainMesh {
-        lattice,
-        normals: vec![[0.0, 0.0, 1.0]; n],
-        main_index_count: indices.len(),
-        positions,
-        indices,
-    }
+    TerrainMesh { lattice, normals: vec![[0.0, 0.0, 1.0]; n], main_index_count: indices.len(), positions, indices }
 }
 
 fn layout_reason(bytes: Vec<u8>) -> String {
     match Pack::from_bytes(bytes) {
         Err(e @ FormatError::BadLayout { .. }) => e.to_string(),
-        other => panic!(
-            "expected a layout error, got {:?}",
-            other.map(|p| p.sections().len())
-        ),
+        other => panic!("expected a layout error, got {:?}", other.map(|p| p.sections().len())),
     }
 }
 
@@ -114,15 +79,9 @@ fn a_decompression_bomb_is_refused_before_decompressing() {
     }
     let frame = enc.finish().unwrap();
     assert!(frame.len() < 64 << 10, "{}", frame.len());
-    let bytes = craft(&[
-        raw(PackInfo::KIND, tile_info()),
-        (VertexAo::KIND, 1, frame, big),
-    ]);
+    let bytes = craft(&[raw(PackInfo::KIND, tile_info()), (VertexAo::KIND, 1, frame, big)]);
     let reason = layout_reason(bytes.clone());
-    assert!(
-        reason.contains("raw bytes") && reason.contains("bomb"),
-        "{reason}"
-    );
+    assert!(reason.contains("raw bytes") && reason.contains("bomb"), "{reason}");
     assert!(raw_budget(bytes.len() as u64) < big);
 }
 
@@ -161,25 +120,16 @@ fn volume_dimensions_must_be_non_zero_and_not_overflow() {
         }
         v
     };
-    let zero = IrradianceGrid::decode(&header([0, 4, 4]))
-        .unwrap_err()
-        .to_string();
+    let zero = IrradianceGrid::decode(&header([0, 4, 4])).unwrap_err().to_string();
     assert!(zero.contains("at least 1"), "{zero}");
     // 2^31 · 2^31 · 4 wraps a u64 product to 0 cells, which a 36-byte section would have matched.
-    let wrap = IrradianceGrid::decode(&header([1 << 31, 1 << 31, 4]))
-        .unwrap_err()
-        .to_string();
+    let wrap = IrradianceGrid::decode(&header([1 << 31, 1 << 31, 4])).unwrap_err().to_string();
     assert!(wrap.contains("exceed the limit"), "{wrap}");
-    let huge = IrradianceGrid::decode(&header([u32::MAX; 3]))
-        .unwrap_err()
-        .to_string();
+    let huge = IrradianceGrid::decode(&header([u32::MAX; 3])).unwrap_err().to_string();
     assert!(huge.contains("exceed the limit"), "{huge}");
     let mut short = header([2, 2, 2]);
     short.extend_from_slice(&[0; 48 * 8 - 1]);
-    assert!(IrradianceGrid::decode(&short)
-        .unwrap_err()
-        .to_string()
-        .contains("need"));
+    assert!(IrradianceGrid::decode(&short).unwrap_err().to_string().contains("need"));
 }
 
 #[test]
@@ -191,19 +141,13 @@ fn mesh_counts_and_lattices_that_lie_are_refused() {
         b
     };
     // More vertices than bytes.
-    let e = TerrainMesh::decode(&patch(0, &(1u32 << 30).to_le_bytes()))
-        .unwrap_err()
-        .to_string();
+    let e = TerrainMesh::decode(&patch(0, &(1u32 << 30).to_le_bytes())).unwrap_err().to_string();
     assert!(e.contains("need") && e.contains("section has"), "{e}");
     // A voxel size that sends positions to infinity.
-    let e = TerrainMesh::decode(&patch(16, &3e38f32.to_le_bytes()))
-        .unwrap_err()
-        .to_string();
+    let e = TerrainMesh::decode(&patch(16, &3e38f32.to_le_bytes())).unwrap_err().to_string();
     assert!(e.contains("non-finite"), "{e}");
     // Index count not whole triangles.
-    let e = TerrainMesh::decode(&patch(8, &5u32.to_le_bytes()))
-        .unwrap_err()
-        .to_string();
+    let e = TerrainMesh::decode(&patch(8, &5u32.to_le_bytes())).unwrap_err().to_string();
     assert!(e.contains("whole triangles"), "{e}");
 }
 
@@ -219,50 +163,26 @@ fn tile_contents_checks_every_cross_section_invariant() {
     let ok = tile_pack(&[
         (TerrainMesh::KIND, m.encode().unwrap()),
         (VertexAo::KIND, vec![1; 12]),
-        (
-            VertexIrradiance::KIND,
-            VertexIrradiance(vec![[1.0; 3]; 12]).encode().unwrap(),
-        ),
+        (VertexIrradiance::KIND, VertexIrradiance(vec![[1.0; 3]; 12]).encode().unwrap()),
     ]);
     let t = TileContents::read(&ok).unwrap();
     assert_eq!(t.mesh.as_ref().unwrap().positions.len(), 12);
     assert_eq!(t.id(), kiln_formats::TileId::new(0, 0, 0));
 
-    let ao = tile_pack(&[
-        (TerrainMesh::KIND, m.encode().unwrap()),
-        (VertexAo::KIND, vec![1; 11]),
-    ]);
+    let ao = tile_pack(&[(TerrainMesh::KIND, m.encode().unwrap()), (VertexAo::KIND, vec![1; 11])]);
     let e = TileContents::read(&ao).unwrap_err().to_string();
     assert!(e.contains("VXAO") && e.contains("11 values for 12"), "{e}");
 
-    let ir = tile_pack(&[
-        (TerrainMesh::KIND, m.encode().unwrap()),
-        (
-            VertexIrradiance::KIND,
-            VertexIrradiance(vec![[1.0; 3]; 13]).encode().unwrap(),
-        ),
-    ]);
+    let ir = tile_pack(&[(TerrainMesh::KIND, m.encode().unwrap()), (VertexIrradiance::KIND, VertexIrradiance(vec![[1.0; 3]; 13]).encode().unwrap())]);
     let e = TileContents::read(&ir).unwrap_err().to_string();
     assert!(e.contains("VXIR") && e.contains("13 values for 12"), "{e}");
 
     let orphan = tile_pack(&[(VertexAo::KIND, vec![1; 3])]);
-    assert!(TileContents::read(&orphan)
-        .unwrap_err()
-        .to_string()
-        .contains("without a TMSH"));
+    assert!(TileContents::read(&orphan).unwrap_err().to_string().contains("without a TMSH"));
 
-    let manifest_info = PackInfo {
-        kind: PackKind::Manifest,
-        world_name: "w".into(),
-        inputs_hash: 1,
-    }
-    .encode()
-    .unwrap();
+    let manifest_info = PackInfo { kind: PackKind::Manifest, world_name: "w".into(), inputs_hash: 1 }.encode().unwrap();
     let not_tile = Pack::from_bytes(craft(&[raw(PackInfo::KIND, manifest_info)])).unwrap();
-    assert!(TileContents::read(&not_tile)
-        .unwrap_err()
-        .to_string()
-        .contains("not a tile"));
+    assert!(TileContents::read(&not_tile).unwrap_err().to_string().contains("not a tile"));
 }
 
 fn manifest(tiles: [u32; 2], levels: u32) -> Manifest {
@@ -286,12 +206,9 @@ fn manifest_tile_grids_are_bounded_and_consistent() {
     let decode = |m: Manifest| Manifest::decode(&m.encode().unwrap());
     let ok = decode(manifest([4, 2], 3)).unwrap();
     assert_eq!(ok.expected_node_count(), 8 + 2 + 1);
-    for (tiles, levels, what) in [
-        ([1 << 31, 1 << 31], 32, "power of two in"),
-        ([6, 4], 2, "power of two"),
-        ([0, 4], 1, "power of two"),
-        ([4, 4], 32, "does not match"),
-    ] {
+    for (tiles, levels, what) in
+        [([1 << 31, 1 << 31], 32, "power of two in"), ([6, 4], 2, "power of two"), ([0, 4], 1, "power of two"), ([4, 4], 32, "does not match")]
+    {
         let e = decode(manifest(tiles, levels)).unwrap_err().to_string();
         assert!(e.contains(what), "{tiles:?} {levels}: {e}");
     }
@@ -307,13 +224,7 @@ fn manifest_tile_grids_are_bounded_and_consistent() {
 
 fn volume(dims: [u32; 3]) -> IrradianceGrid {
     let n = (dims[0] * dims[1] * dims[2]) as usize;
-    IrradianceGrid {
-        min: [0.0; 3],
-        max: [1.0; 3],
-        dims,
-        ambient: vec![[[0.5; 3]; 6]; n],
-        direct: vec![[[0.25; 3]; 6]; n],
-    }
+    IrradianceGrid { min: [0.0; 3], max: [1.0; 3], dims, ambient: vec![[[0.5; 3]; 6]; n], direct: vec![[[0.25; 3]; 6]; n] }
 }
 
 proptest::proptest! {
@@ -366,8 +277,6 @@ fn a_tile_written_by_to_pack_reads_back_identical_and_its_node_describes_it() {
     // The writer writes what it is given; the reader still refuses what does not fit together.
     t.ao = Some(VertexAo(vec![7; 11]));
     let bad = t.to_pack([0, 1, 0]).unwrap();
-    let e = TileContents::read(&Pack::from_bytes(bad).unwrap())
-        .unwrap_err()
-        .to_string();
+    let e = TileContents::read(&Pack::from_bytes(bad).unwrap()).unwrap_err().to_string();
     assert!(e.contains("11 values for 12"), "{e}");
 }

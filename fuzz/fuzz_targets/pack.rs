@@ -5,8 +5,7 @@
 #![no_main]
 
 use kiln_formats::sections::{
-    section_type, EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo,
-    VertexIrradiance, SECTION_TYPES,
+    section_type, EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo, VertexIrradiance, SECTION_TYPES,
 };
 use kiln_formats::{Pack, SectionKind, TileContents};
 use libfuzzer_sys::fuzz_target;
@@ -35,10 +34,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = pack.get::<EmbeddedFiles>();
         let _ = TileContents::read(&pack);
         for e in pack.sections() {
-            let stored = usize::try_from(e.offset)
-                .ok()
-                .zip(usize::try_from(e.stored_len).ok())
-                .and_then(|(at, len)| data.get(at..at.checked_add(len)?));
+            let stored =
+                usize::try_from(e.offset).ok().zip(usize::try_from(e.stored_len).ok()).and_then(|(at, len)| data.get(at..at.checked_add(len)?));
             let raw = match (stored, e.codec) {
                 (Some(s), 0) => Some(s.to_vec()),
                 (Some(s), 1) => zstd::bulk::decompress(s, e.raw_len.min(1 << 24) as usize).ok(),

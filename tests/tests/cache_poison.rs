@@ -18,26 +18,12 @@ const SUMMARY: usize = 36;
 
 fn bake_into(out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(&repo_root().join("worlds/tiny.toml")).unwrap();
-    let opts = BakeOptions {
-        out_root: out.to_owned(),
-        jobs: None,
-        cache: cache.map(Path::to_owned),
-        explain: false,
-    };
+    let opts = BakeOptions { out_root: out.to_owned(), jobs: None, cache: cache.map(Path::to_owned), explain: false };
     bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
 }
 
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    kiln_bake::cli::find_packs(dir)
-        .unwrap()
-        .into_iter()
-        .map(|p| {
-            (
-                p.strip_prefix(dir).unwrap().to_owned(),
-                fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
+    kiln_bake::cli::find_packs(dir).unwrap().into_iter().map(|p| (p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap())).collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -85,11 +71,7 @@ fn poison(cache: &Path, which: &[Kind]) -> usize {
     let mut count = 0;
     for k in which {
         let group: Vec<&(PathBuf, Vec<u8>, Kind)> = entries.iter().filter(|e| e.2 == *k).collect();
-        assert!(
-            group.len() > 1,
-            "{k:?}: need two entries to swap, found {}",
-            group.len()
-        );
+        assert!(group.len() > 1, "{k:?}: need two entries to swap, found {}", group.len());
         for (i, (path, bytes, _)) in group.iter().enumerate() {
             let other = &group[(i + 1) % group.len()].1[HEADER..];
             let mut e = bytes[..24].to_vec();
@@ -104,10 +86,7 @@ fn poison(cache: &Path, which: &[Kind]) -> usize {
 }
 
 fn computed(r: &BakeReport, stage: &str) -> usize {
-    r.tallies
-        .iter()
-        .find(|(s, _)| *s == stage)
-        .map_or(0, |(_, t)| t.computed)
+    r.tallies.iter().find(|(s, _)| *s == stage).map_or(0, |(_, t)| t.computed)
 }
 
 #[test]
@@ -124,51 +103,25 @@ fn a_poisoned_cache_entry_is_reported_rebuilt_and_never_written_out() {
     let packs = poison(&cache, &[Kind::Pack]);
     assert_eq!(packs, cold.tiles);
     let r = bake_into(&dir.join("packs"), Some(&cache));
-    let refused = r
-        .cache_warnings
-        .iter()
-        .filter(|w| w.contains("not a well-formed pack artifact"))
-        .count();
+    let refused = r.cache_warnings.iter().filter(|w| w.contains("not a well-formed pack artifact")).count();
     assert_eq!(refused, packs, "{:#?}", r.cache_warnings);
     assert_eq!(computed(&r, "pack"), packs);
-    assert_eq!(
-        computed(&r, "geometry") + computed(&r, "tile lighting"),
-        0,
-        "{:?}",
-        r.tallies
-    );
+    assert_eq!(computed(&r, "geometry") + computed(&r, "tile lighting"), 0, "{:?}", r.tallies);
     assert_eq!(files(&dir.join("packs/tiny")), reference);
 
     // Now geometry and lighting too (packs again, so that they are looked up).
     let n = poison(&cache, &[Kind::Pack, Kind::Geometry, Kind::Lighting]);
     let r = bake_into(&dir.join("all"), Some(&cache));
     for stage in ["pack", "geometry", "tile lighting"] {
-        let refused = r
-            .cache_warnings
-            .iter()
-            .filter(|w| w.contains(&format!("not a well-formed {stage} artifact")))
-            .count();
+        let refused = r.cache_warnings.iter().filter(|w| w.contains(&format!("not a well-formed {stage} artifact"))).count();
         assert!(refused > 0, "{stage}: {:#?}", r.cache_warnings);
     }
-    assert!(
-        r.cache_warnings.len() <= n,
-        "each bad entry reported once: {:#?}",
-        r.cache_warnings
-    );
-    assert_eq!(
-        files(&dir.join("all/tiny")),
-        reference,
-        "output byte-identical to a --no-cache bake"
-    );
+    assert!(r.cache_warnings.len() <= n, "each bad entry reported once: {:#?}", r.cache_warnings);
+    assert_eq!(files(&dir.join("all/tiny")), reference, "output byte-identical to a --no-cache bake");
 
     // The rebuilt entries are good: the next bake is all hits.
     let r = bake_into(&dir.join("again"), Some(&cache));
     assert!(r.cache_warnings.is_empty(), "{:#?}", r.cache_warnings);
-    assert_eq!(
-        r.tallies.iter().map(|(_, t)| t.computed).sum::<usize>(),
-        0,
-        "{:?}",
-        r.tallies
-    );
+    assert_eq!(r.tallies.iter().map(|(_, t)| t.computed).sum::<usize>(), 0, "{:?}", r.tallies);
     assert_eq!(files(&dir.join("again/tiny")), reference);
 }

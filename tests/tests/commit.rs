@@ -16,14 +16,7 @@ fn kiln_bin() -> &'static str {
 
 fn bake_cmd(world: &Path, out: &Path) -> Command {
     let mut c = Command::new(kiln_bin());
-    c.args([
-        "bake",
-        world.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--no-cache",
-    ]);
+    c.args(["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--no-cache"]);
     c.stdout(Stdio::null()).stderr(Stdio::piped());
     c
 }
@@ -42,10 +35,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_owned(),
-                    fs::read(&p).unwrap(),
-                );
+                out.insert(p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap());
             }
         }
     }
@@ -54,11 +44,8 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 /// The names in `out` besides the bake itself.
 fn leftovers(out: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "tiny")
-        .collect();
+    let mut v: Vec<String> =
+        fs::read_dir(out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "tiny").collect();
     v.sort();
     v
 }
@@ -85,23 +72,10 @@ fn references(dir: &Path, a: &Path, b: &Path) -> [BTreeMap<PathBuf, Vec<u8>>; 2]
 /// Which reference `OUT/tiny` is (panics if neither), after checking that `kiln verify` passes it.
 fn which(out: &Path, refs: &[BTreeMap<PathBuf, Vec<u8>>; 2], when: &str) -> usize {
     let dest = out.join("tiny");
-    assert!(
-        dest.join("manifest.kpack").is_file(),
-        "{when}: no complete bake at {}",
-        dest.display()
-    );
-    assert_eq!(
-        kiln(&["verify", dest.to_str().unwrap()]),
-        0,
-        "{when}: the bake in place fails verify"
-    );
+    assert!(dest.join("manifest.kpack").is_file(), "{when}: no complete bake at {}", dest.display());
+    assert_eq!(kiln(&["verify", dest.to_str().unwrap()]), 0, "{when}: the bake in place fails verify");
     let now = snapshot(&dest);
-    refs.iter().position(|r| *r == now).unwrap_or_else(|| {
-        panic!(
-            "{when}: {} is neither the old nor the new bake",
-            dest.display()
-        )
-    })
+    refs.iter().position(|r| *r == now).unwrap_or_else(|| panic!("{when}: {} is neither the old nor the new bake", dest.display()))
 }
 
 #[cfg(unix)]
@@ -132,17 +106,10 @@ fn a_bake_killed_at_any_instant_leaves_the_old_or_the_new_bake() {
             assert!(run(bake_cmd(world(state), &out)).status.success());
             duration = clock.elapsed();
             state = which(&out, &refs, &format!("complete bake before kill {k}"));
-            assert_eq!(
-                leftovers(&out),
-                Vec::<String>::new(),
-                "after the complete bake before kill {k}"
-            );
+            assert_eq!(leftovers(&out), Vec::<String>::new(), "after the complete bake before kill {k}");
         }
         // Always bake the world that is not in place, so each kill can catch the switch.
-        let mut child = bake_cmd(world(state), &out)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = bake_cmd(world(state), &out).stderr(Stdio::null()).spawn().unwrap();
         let delay = duration.mul_f64(1.3 * (k % 8 * 4 + k / 8) as f64 / kills as f64);
         std::thread::sleep(delay);
         let _ = child.kill();
@@ -151,17 +118,10 @@ fn a_bake_killed_at_any_instant_leaves_the_old_or_the_new_bake() {
         seen[usize::from(now != state)] += 1;
         state = now;
         for l in leftovers(&out) {
-            assert!(
-                l.starts_with(".tiny.staging-") || l.starts_with(".tiny.old-") || l == ".tiny.lock",
-                "kill {k} left {l} in {}",
-                out.display()
-            );
+            assert!(l.starts_with(".tiny.staging-") || l.starts_with(".tiny.old-") || l == ".tiny.lock", "kill {k} left {l} in {}", out.display());
         }
     }
-    eprintln!(
-        "{kills} kills: {} left the old bake, {} the new one",
-        seen[0], seen[1]
-    );
+    eprintln!("{kills} kills: {} left the old bake, {} the new one", seen[0], seen[1]);
     assert!(seen[0] > 0, "no kill landed before the commit: {seen:?}");
     // A complete bake cleans up every leftover.
     let world = if state == 0 { &b } else { &a };
@@ -205,42 +165,23 @@ fn a_bake_killed_at_each_step_of_the_commit_leaves_a_complete_bake() {
             c.env("KILN_TEST_NO_EXCHANGE", "1");
         }
         let o = run(c);
-        assert!(
-            killed_by_sigkill(&o),
-            "{when}: the bake was not killed there: {:?} {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert!(killed_by_sigkill(&o), "{when}: the bake was not killed there: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
         match expected {
             Some(e) => assert_eq!(which(&out, &refs, &when), e, "{when}"),
-            None => assert!(
-                !out.join("tiny").exists(),
-                "{when}: expected no bake in place yet"
-            ),
+            None => assert!(!out.join("tiny").exists(), "{when}: expected no bake in place yet"),
         }
         if point == "commit:after-move-aside" {
             // The only instant without a bake in place: the next bake first puts the old one back
             // (it is killed right after, before it could replace it).
             let mut c = bake_cmd(&b, &out);
             c.env("KILN_FAILPOINT", "commit:before-sync");
-            assert!(
-                killed_by_sigkill(&run(c)),
-                "{when}: the repairing bake was not killed"
-            );
+            assert!(killed_by_sigkill(&run(c)), "{when}: the repairing bake was not killed");
             assert_eq!(which(&out, &refs, &format!("{when}, after repair")), 0);
         }
         let o = run(bake_cmd(&b, &out));
-        assert!(
-            o.status.success(),
-            "{when}: the next bake failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert!(o.status.success(), "{when}: the next bake failed: {}", String::from_utf8_lossy(&o.stderr));
         assert_eq!(which(&out, &refs, &format!("{when}, next bake")), 1);
-        assert_eq!(
-            leftovers(&out),
-            Vec::<String>::new(),
-            "{when}: leftovers after the next bake"
-        );
+        assert_eq!(leftovers(&out), Vec::<String>::new(), "{when}: leftovers after the next bake");
     }
 }
 
@@ -250,35 +191,18 @@ fn a_second_bake_of_the_same_world_into_the_same_place_fails_at_once() {
     let out = dir.join("out");
     fs::create_dir_all(&out).unwrap();
     // Holding the lock as a running bake would (flock: a second open file conflicts even in one process).
-    let lock = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(out.join(".tiny.lock"))
-        .unwrap();
+    let lock = fs::OpenOptions::new().create(true).truncate(false).write(true).open(out.join(".tiny.lock")).unwrap();
     lock.lock().unwrap();
     let clock = Instant::now();
     let o = run(bake_cmd(&repo_root().join("worlds/tiny.toml"), &out));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("another kiln bake") && err.contains(".tiny.lock"),
-        "{err}"
-    );
-    assert!(
-        clock.elapsed() < Duration::from_secs(5),
-        "refused before any work"
-    );
+    assert!(err.contains("another kiln bake") && err.contains(".tiny.lock"), "{err}");
+    assert!(clock.elapsed() < Duration::from_secs(5), "refused before any work");
     assert!(!out.join("tiny").exists());
     drop(lock);
-    assert!(run(bake_cmd(&repo_root().join("worlds/tiny.toml"), &out))
-        .status
-        .success());
-    assert_eq!(
-        leftovers(&out),
-        Vec::<String>::new(),
-        "the lock file goes with its bake"
-    );
+    assert!(run(bake_cmd(&repo_root().join("worlds/tiny.toml"), &out)).status.success());
+    assert_eq!(leftovers(&out), Vec::<String>::new(), "the lock file goes with its bake");
 }
 
 #[test]
@@ -290,17 +214,9 @@ fn bad_out_and_jobs_are_refused_before_any_work() {
     let o = run(bake_cmd(&world, &file));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(file.to_str().unwrap()) && err.contains("not a directory"),
-        "{err}"
-    );
+    assert!(err.contains(file.to_str().unwrap()) && err.contains("not a directory"), "{err}");
     let o = run(bake_cmd(&world, &file.join("below")));
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 
     // Something at OUT/<name> that is not a bake is the user's: left alone.
     let out = dir.join("out");
@@ -320,10 +236,7 @@ fn bad_out_and_jobs_are_refused_before_any_work() {
         assert_eq!(o.status.code(), Some(2), "--jobs {jobs}: {err}");
         assert!(err.contains("--jobs"), "--jobs {jobs}: {err}");
     }
-    assert!(
-        !dir.join("jobs").exists(),
-        "nothing written for a refused --jobs"
-    );
+    assert!(!dir.join("jobs").exists(), "nothing written for a refused --jobs");
     // The largest value is accepted (and runs no more threads than the machine has cores).
     let mut c = bake_cmd(&world, &dir.join("jobs"));
     c.args(["--jobs", "256"]);
@@ -339,45 +252,17 @@ fn names_outside_out_are_refused_and_nothing_is_written_outside_out() {
     let victim = dir.join("a/victim");
     fs::create_dir_all(&victim).unwrap();
     fs::write(victim.join("keep.txt"), b"keep").unwrap();
-    for (i, name) in [
-        "../victim",
-        "..",
-        ".",
-        "/tmp",
-        victim.to_str().unwrap(),
-        "x/../../victim",
-        ".tiny.staging-1",
-        "",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (i, name) in ["../victim", "..", ".", "/tmp", victim.to_str().unwrap(), "x/../../victim", ".tiny.staging-1", ""].iter().enumerate() {
         let world = dir.join(format!("w{i}.toml"));
-        fs::write(
-            &world,
-            text.replace("name = \"tiny\"", &format!("name = {name:?}")),
-        )
-        .unwrap();
+        fs::write(&world, text.replace("name = \"tiny\"", &format!("name = {name:?}"))).unwrap();
         let o = run(bake_cmd(&world, &out));
-        assert_eq!(
-            o.status.code(),
-            Some(2),
-            "name {name:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert_eq!(o.status.code(), Some(2), "name {name:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
     assert_eq!(fs::read(victim.join("keep.txt")).unwrap(), b"keep");
-    let mut names: Vec<_> = fs::read_dir(dir.join("a"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let mut names: Vec<_> = fs::read_dir(dir.join("a")).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert_eq!(names, ["out", "victim"]);
-    assert_eq!(
-        fs::read_dir(&out).unwrap().count(),
-        0,
-        "nothing written in --out either"
-    );
+    assert_eq!(fs::read_dir(&out).unwrap().count(), 0, "nothing written in --out either");
 }
 
 /// A full disk while writing: the error names the file, the staging directory is removed and the
@@ -393,17 +278,8 @@ fn a_full_disk_leaves_the_previous_bake() {
     fs::create_dir_all(&mnt).unwrap();
     // Room for the first bake and a half of the second (tmpfs rounds to pages; files take whole pages).
     let room = size + size / 2 + 4096 * (refs[0].len() + 8);
-    let mounted = Command::new("mount")
-        .args([
-            "-t",
-            "tmpfs",
-            "-o",
-            &format!("size={room}"),
-            "tmpfs",
-            mnt.to_str().unwrap(),
-        ])
-        .stderr(Stdio::null())
-        .status();
+    let mounted =
+        Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={room}"), "tmpfs", mnt.to_str().unwrap()]).stderr(Stdio::null()).status();
     if !mounted.is_ok_and(|s| s.success()) {
         eprintln!("skipped: cannot mount a small tmpfs here (needs root)");
         return;
@@ -421,10 +297,7 @@ fn a_full_disk_leaves_the_previous_bake() {
     let o = run(bake_cmd(&b, &out));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("No space left") && err.contains(".tiny.staging-") && err.contains(".kpack"),
-        "{err}"
-    );
+    assert!(err.contains("No space left") && err.contains(".tiny.staging-") && err.contains(".kpack"), "{err}");
     assert_eq!(which(&out, &refs, "after ENOSPC"), 0);
     assert_eq!(leftovers(&out), Vec::<String>::new());
 }

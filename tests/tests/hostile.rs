@@ -52,11 +52,7 @@ fn hostile_inputs_are_refused_cleanly_within_bounds() {
     if let Ok(filter) = std::env::var("KILN_HOSTILE_FILTER") {
         cases.retain(|c| c.name.contains(&filter));
     } else {
-        assert!(
-            cases.len() - controls >= 1000,
-            "only {} hostile inputs",
-            cases.len() - controls
-        );
+        assert!(cases.len() - controls >= 1000, "only {} hostile inputs", cases.len() - controls);
     }
 
     let root = scratch("hostile");
@@ -65,9 +61,7 @@ fn hostile_inputs_are_refused_cleanly_within_bounds() {
     let max_rss = AtomicUsize::new(0);
     let by_code = Mutex::new(std::collections::BTreeMap::<String, usize>::new());
     let start = Instant::now();
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(2, 8);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -83,11 +77,7 @@ fn hostile_inputs_are_refused_cleanly_within_bounds() {
                 };
                 *by_code.lock().unwrap().entry(key).or_default() += 1;
                 if !problems.is_empty() {
-                    failures.lock().unwrap().push(format!(
-                        "[{i:05}] {}: {}",
-                        case.name,
-                        problems.join("; ")
-                    ));
+                    failures.lock().unwrap().push(format!("[{i:05}] {}: {}", case.name, problems.join("; ")));
                 }
             });
         }

@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kiln_e2e::{copy_dir, kiln, manifest, scratch, tiny_bake};
-use kiln_formats::sections::{
-    IrradianceGrid, Manifest, PackInfo, PackKind, TerrainMesh, VertexIrradiance,
-};
+use kiln_formats::sections::{IrradianceGrid, Manifest, PackInfo, PackKind, TerrainMesh, VertexIrradiance};
 use kiln_formats::{Pack, PackBuilder, Section, SectionKind};
 
 /// Rewrites the pack at `path` with every section passed through `edit` (valid checksums result).
@@ -18,12 +16,7 @@ fn rewrite(path: &Path, edit: impl Fn(SectionKind, Vec<u8>) -> Vec<u8>) {
     let pack = Pack::open(path).unwrap();
     let mut b = PackBuilder::new(pack.header().writer_version);
     for (i, e) in pack.sections().iter().enumerate() {
-        b.add_raw(
-            e.kind,
-            e.required(),
-            edit(e.kind, pack.raw_section(i).unwrap()),
-        )
-        .unwrap();
+        b.add_raw(e.kind, e.required(), edit(e.kind, pack.raw_section(i).unwrap())).unwrap();
     }
     fs::write(path, b.to_bytes().unwrap()).unwrap();
 }
@@ -34,12 +27,7 @@ fn problems_of(dir: &Path) -> Vec<String> {
 
 fn assert_reported(problems: &[String], file: &Path, what: &str) {
     let name = file.display().to_string();
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains(&name) && p.contains(what)),
-        "no '{what}' problem for {name} in {problems:#?}"
-    );
+    assert!(problems.iter().any(|p| p.contains(&name) && p.contains(what)), "no '{what}' problem for {name} in {problems:#?}");
 }
 
 #[test]
@@ -137,11 +125,7 @@ fn a_manifest_claiming_a_huge_grid_is_refused_without_walking_it() {
     let clock = std::time::Instant::now();
     let problems = problems_of(&copy);
     assert!(clock.elapsed().as_secs() < 5);
-    assert_reported(
-        &problems,
-        &path,
-        "needs 5726623061 tiles but the manifest lists",
-    );
+    assert_reported(&problems, &path, "needs 5726623061 tiles but the manifest lists");
     assert!(problems.len() < 50, "{}", problems.len());
     // Beyond the limits: the manifest itself is refused.
     claim([1 << 31, 1 << 31], 32);
@@ -170,36 +154,13 @@ fn rle_frame(size: u64) -> Vec<u8> {
 fn write_bombs(dir: &Path) -> u64 {
     // The bomb: a PINF and a VXIR frame declaring 2^30 bytes (4 GiB of decoded floats once read).
     let frame = rle_frame(1 << 30);
-    let info = PackInfo {
-        kind: PackKind::Tile {
-            level: 0,
-            x: 0,
-            y: 0,
-        },
-        world_name: "bomb".into(),
-        inputs_hash: 0,
-    }
-    .encode()
-    .unwrap();
-    let bomb = kiln_formats_craft(&[
-        (PackInfo::KIND, 0, info.clone(), info.len() as u64),
-        (VertexIrradiance::KIND, 1, frame, 1 << 30),
-    ]);
+    let info = PackInfo { kind: PackKind::Tile { level: 0, x: 0, y: 0 }, world_name: "bomb".into(), inputs_hash: 0 }.encode().unwrap();
+    let bomb = kiln_formats_craft(&[(PackInfo::KIND, 0, info.clone(), info.len() as u64), (VertexIrradiance::KIND, 1, frame, 1 << 30)]);
     fs::write(dir.join("bomb.kpack"), &bomb).unwrap();
     // The largest a small pack may decode to, with a count that does not match (no mesh).
     let mut b = PackBuilder::new([0, 1, 0]);
-    b.add(&PackInfo {
-        kind: PackKind::Tile {
-            level: 0,
-            x: 1,
-            y: 0,
-        },
-        world_name: "bomb".into(),
-        inputs_hash: 0,
-    })
-    .unwrap();
-    b.add_raw(VertexIrradiance::KIND, false, vec![0; 15 << 20])
-        .unwrap();
+    b.add(&PackInfo { kind: PackKind::Tile { level: 0, x: 1, y: 0 }, world_name: "bomb".into(), inputs_hash: 0 }).unwrap();
+    b.add_raw(VertexIrradiance::KIND, false, vec![0; 15 << 20]).unwrap();
     let edge = b.to_bytes().unwrap();
     fs::write(dir.join("edge.kpack"), &edge).unwrap();
     (bomb.len() + edge.len()) as u64
@@ -215,21 +176,13 @@ fn kiln_formats_craft(sections: &[(SectionKind, u8, Vec<u8>, u64)]) -> Vec<u8> {
         offsets.push(cursor);
         cursor = (cursor + s.2.len()).div_ceil(16) * 16;
     }
-    let file_len = offsets
-        .last()
-        .map_or(table_end, |o| o + sections.last().unwrap().2.len());
+    let file_len = offsets.last().map_or(table_end, |o| o + sections.last().unwrap().2.len());
     let mut table = Vec::new();
     for ((kind, codec, stored, raw_len), offset) in sections.iter().zip(&offsets) {
         table.extend_from_slice(&kind.0);
         table.extend_from_slice(&u16::from(kind.0 == *b"PINF").to_le_bytes());
         table.extend_from_slice(&[*codec, 0]);
-        for v in [
-            *offset as u64,
-            stored.len() as u64,
-            *raw_len,
-            xxh3_64(stored),
-            0,
-        ] {
+        for v in [*offset as u64, stored.len() as u64, *raw_len, xxh3_64(stored), 0] {
             table.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -261,10 +214,7 @@ fn verify_child() {
         return;
     };
     let code = kiln(&["verify", &dir]);
-    println!(
-        "child-peak-bytes={}",
-        kiln_bake::peak_memory().unwrap_or(u64::MAX)
-    );
+    println!("child-peak-bytes={}", kiln_bake::peak_memory().unwrap_or(u64::MAX));
     std::process::exit(code);
 }
 
@@ -274,53 +224,19 @@ fn verify_memory_stays_bounded_on_bombs() {
     let input = write_bombs(&dir);
     assert!(input < 1 << 20, "{input}");
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "verify_child",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+        .args(["--ignored", "--exact", "verify_child", "--nocapture", "--test-threads", "1"])
         .env(CHILD_ENV, &dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let bomb = dir.join("bomb.kpack").display().to_string();
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.contains(&bomb) && l.contains("bomb")),
-        "{stdout}"
-    );
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.contains("edge.kpack") && l.contains("without a TMSH")),
-        "{stdout}"
-    );
-    let peak: u64 = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("child-peak-bytes="))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("peak line");
+    assert!(stdout.lines().any(|l| l.contains(&bomb) && l.contains("bomb")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains("edge.kpack") && l.contains("without a TMSH")), "{stdout}");
+    let peak: u64 = stdout.lines().find_map(|l| l.strip_prefix("child-peak-bytes=")).and_then(|v| v.trim().parse().ok()).expect("peak line");
     let limit = (256 << 20) + 10 * input;
-    eprintln!(
-        "verify peak on bombs: {} MiB for {input} bytes of packs",
-        peak >> 20
-    );
-    assert!(
-        peak < limit,
-        "verify peaked at {} MiB (limit {} MiB)",
-        peak >> 20,
-        limit >> 20
-    );
+    eprintln!("verify peak on bombs: {} MiB for {input} bytes of packs", peak >> 20);
+    assert!(peak < limit, "verify peaked at {} MiB (limit {} MiB)", peak >> 20, limit >> 20);
 }
 
 #[test]
@@ -339,10 +255,7 @@ fn inspect_exit_codes() {
     // A header that does not parse is corrupt too; a path that is not there is an error.
     fs::write(&tile, b"not a pack").unwrap();
     assert_eq!(kiln(&["inspect", copy.to_str().unwrap()]), 1);
-    assert_eq!(
-        kiln(&["inspect", copy.join("nothing-here").to_str().unwrap()]),
-        2
-    );
+    assert_eq!(kiln(&["inspect", copy.join("nothing-here").to_str().unwrap()]), 2);
 }
 
 fn two_files(name: &str, bytes: &[u8]) -> (PathBuf, PathBuf) {
@@ -357,43 +270,24 @@ fn two_files(name: &str, bytes: &[u8]) -> (PathBuf, PathBuf) {
 fn diff_refuses_non_packs_and_tolerances_it_cannot_compare_with() {
     let (a, b) = two_files("diff-non-pack", b"hello, not a pack");
     assert_eq!(kiln(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]), 2);
-    let err = kiln_bake::diff::diff(&a, &b, &Default::default())
-        .unwrap_err()
-        .to_string();
+    let err = kiln_bake::diff::diff(&a, &b, &Default::default()).unwrap_err().to_string();
     assert!(err.contains("a.kpack") && err.contains("magic"), "{err}");
     let empty = scratch("diff-empty");
-    assert_eq!(
-        kiln(&["diff", empty.to_str().unwrap(), empty.to_str().unwrap()]),
-        2
-    );
+    assert_eq!(kiln(&["diff", empty.to_str().unwrap(), empty.to_str().unwrap()]), 2);
 
     let pack = tiny_bake().join("manifest.kpack");
     let p = pack.to_str().unwrap();
     assert_eq!(kiln(&["diff", p, p]), 0);
-    for (flag, value) in [
-        ("--field-max", "nan"),
-        ("--distance", "-1"),
-        ("--field-rms", "inf"),
-    ] {
+    for (flag, value) in [("--field-max", "nan"), ("--distance", "-1"), ("--field-rms", "inf")] {
         let arg = format!("{flag}={value}");
         assert_eq!(kiln(&["diff", p, p, &arg]), 2, "{arg}");
         let parsed: f32 = value.parse().unwrap();
-        let err = kiln_bake::diff::check_tolerance(flag, parsed)
-            .unwrap_err()
-            .to_string();
+        let err = kiln_bake::diff::check_tolerance(flag, parsed).unwrap_err().to_string();
         assert!(err.contains(flag), "{err}");
     }
     let tol = scratch("diff-bad-tol").join("tol.toml");
     fs::write(&tol, "distance = nan\n").unwrap();
-    assert_eq!(
-        kiln(&["diff", p, p, "--tolerances", tol.to_str().unwrap()]),
-        2
-    );
-    let err = kiln_bake::diff::Tolerances::from_file(&tol)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("tol.toml") && err.contains("distance"),
-        "{err}"
-    );
+    assert_eq!(kiln(&["diff", p, p, "--tolerances", tol.to_str().unwrap()]), 2);
+    let err = kiln_bake::diff::Tolerances::from_file(&tol).unwrap_err().to_string();
+    assert!(err.contains("tol.toml") && err.contains("distance"), "{err}");
 }

@@ -83,7 +83,8 @@ fn the_lit_view_shows_shaded_textured_terrain() {
     // Neither black (a lost light term or binding) nor blown out (irradiance or sun added twice).
     assert!(mean > 40.0 && mean < 230.0, "terrain luma {mean:.1}");
     // Sun and shadow, slopes and the material noise vary the terrain; a flat fill would not.
-    let spread = (rows.flat_map(|y| (0..img.width()).map(move |x| (x, y)))
+    let spread = (rows
+        .flat_map(|y| (0..img.width()).map(move |x| (x, y)))
         .map(|(x, y)| {
             let p = img.get_pixel(x, y);
             (0.2126 * p[0] as f64 + 0.7152 * p[1] as f64 + 0.0722 * p[2] as f64 - mean).powi(2)

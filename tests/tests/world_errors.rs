@@ -72,9 +72,7 @@ fn total_irradiance(bake_dir: &Path) -> f64 {
     manifest(bake_dir)
         .nodes
         .iter()
-        .flat_map(|n| {
-            kiln_formats::Pack::open(&bake_dir.join(&n.path)).unwrap().require::<VertexIrradiance>().unwrap().0
-        })
+        .flat_map(|n| kiln_formats::Pack::open(&bake_dir.join(&n.path)).unwrap().require::<VertexIrradiance>().unwrap().0)
         .map(|c| f64::from(c[0] + c[1] + c[2]))
         .sum()
 }

@@ -23,10 +23,7 @@ pub struct CameraPose {
 impl std::str::FromStr for CameraPose {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let v: Vec<f32> = s
-            .split(',')
-            .map(|p| p.trim().parse::<f32>().map_err(|_| format!("{p:?} is not a number")))
-            .collect::<Result<_, _>>()?;
+        let v: Vec<f32> = s.split(',').map(|p| p.trim().parse::<f32>().map_err(|_| format!("{p:?} is not a number"))).collect::<Result<_, _>>()?;
         match v[..] {
             [x, y, z, yaw, pitch] if v.iter().all(|c| c.is_finite()) => {
                 Ok(CameraPose { position: Vec3::new(x, y, z), yaw_deg: yaw, pitch_deg: pitch })
@@ -78,11 +75,8 @@ impl Camera {
         let centre = (world_min + world_max) * 0.5;
         let eye = Vec3::new(world_min.x - 0.15 * size.x, world_min.y - 0.15 * size.y, world_max.z + 0.35 * size.x.max(size.y));
         let d = centre - eye;
-        let pose = CameraPose {
-            position: eye,
-            yaw_deg: d.y.atan2(d.x).to_degrees(),
-            pitch_deg: d.z.atan2(Vec2::new(d.x, d.y).length()).to_degrees(),
-        };
+        let pose =
+            CameraPose { position: eye, yaw_deg: d.y.atan2(d.x).to_degrees(), pitch_deg: d.z.atan2(Vec2::new(d.x, d.y).length()).to_degrees() };
         Camera::from_pose(pose, world_min, world_max)
     }
 

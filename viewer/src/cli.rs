@@ -169,7 +169,23 @@ mod tests {
 
     #[test]
     fn parses_the_headless_command_line() {
-        let a = parse(&["out/w", "--headless", "--camera", "-10,5,3,0,-20", "--size", "320x240", "--mode", "ao", "--screenshot", "a.png", "--withhold", "0,1,2", "--withhold", "1,0,0"]).unwrap();
+        let a = parse(&[
+            "out/w",
+            "--headless",
+            "--camera",
+            "-10,5,3,0,-20",
+            "--size",
+            "320x240",
+            "--mode",
+            "ao",
+            "--screenshot",
+            "a.png",
+            "--withhold",
+            "0,1,2",
+            "--withhold",
+            "1,0,0",
+        ])
+        .unwrap();
         assert!(a.headless);
         assert_eq!(a.camera.unwrap().position.x, -10.0);
         assert_eq!(a.size, [320, 240]);

@@ -38,7 +38,11 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<PathPoint>, ViewerError> {
         }
         let mut v = [0f64; 6];
         for (k, f) in fields.iter().enumerate() {
-            v[k] = f.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| err(i + 1, format!("field {} ({f:?}) is not a finite number", k + 1)))?;
+            v[k] = f
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| err(i + 1, format!("field {} ({f:?}) is not a finite number", k + 1)))?;
         }
         if let Some(prev) = points.last() {
             if v[0] < prev.t {

@@ -101,7 +101,10 @@ impl Gpu {
     pub fn check_size(&self, size: [u32; 2]) -> Result<(), ViewerError> {
         let max = self.device.limits().max_texture_dimension_2d;
         if size[0] > max || size[1] > max {
-            return Err(ViewerError::Usage(format!("{}x{} exceeds the largest texture {} supports ({max}x{max})", size[0], size[1], self.description)));
+            return Err(ViewerError::Usage(format!(
+                "{}x{} exceeds the largest texture {} supports ({max}x{max})",
+                size[0], size[1], self.description
+            )));
         }
         Ok(())
     }

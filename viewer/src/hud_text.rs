@@ -77,7 +77,11 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         Some(on) => format!("  vsync {} (V)", if on { "on" } else { "off" }),
         None => String::new(),
     };
-    let keys: String = ViewMode::ALL.iter().enumerate().map(|(k, m)| if *m == i.mode { format!(" [{}:{}]", k + 1, m.name()) } else { format!(" {}", k + 1) }).collect();
+    let keys: String = ViewMode::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, m)| if *m == i.mode { format!(" [{}:{}]", k + 1, m.name()) } else { format!(" {}", k + 1) })
+        .collect();
     v.push(HudLine::info(format!("mode{keys}{vsync}")));
     let fps = if i.frame_ms > 0.0 { 1000.0 / i.frame_ms } else { 0.0 };
     v.push(HudLine::info(format!(
@@ -115,11 +119,7 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
             v.push(HudLine::info(line));
             let content = node.map(|n| n.content_hash).or(meta.map(|m| m.content_hash));
             let inputs = meta.map(|m| format!("{:016x}", m.inputs_hash)).unwrap_or_else(|| "-".into());
-            v.push(HudLine::info(format!(
-                "  content {}  inputs {}",
-                content.map(|c| format!("{c:016x}")).unwrap_or_else(|| "-".into()),
-                inputs
-            )));
+            v.push(HudLine::info(format!("  content {}  inputs {}", content.map(|c| format!("{c:016x}")).unwrap_or_else(|| "-".into()), inputs)));
         }
     }
     if i.keys_help {

@@ -51,9 +51,7 @@ pub fn read_rgba(gpu: &Gpu, texture: &wgpu::Texture) -> Result<image::RgbaImage,
         let _ = tx.send(r);
     });
     gpu.wait_idle()?;
-    rx.recv()
-        .map_err(|_| ViewerError::Gpu("readback never completed".into()))?
-        .map_err(|e| ViewerError::Gpu(format!("readback failed: {e}")))?;
+    rx.recv().map_err(|_| ViewerError::Gpu("readback never completed".into()))?.map_err(|e| ViewerError::Gpu(format!("readback failed: {e}")))?;
     let view = buffer.get_mapped_range(..).map_err(|e| ViewerError::Gpu(format!("readback failed: {e}")))?;
     let mut pixels = Vec::with_capacity((row * h) as usize);
     for y in 0..h as usize {

@@ -359,7 +359,8 @@ impl Running {
         let pick_px = if self.captured { Some([size[0] / 2, size[1] / 2]) } else { pick_px };
         let camera = self.camera;
         let e = self.exposure;
-        let desc = FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px, still: false, exposure_ev: e.ev, meter: e.auto };
+        let desc =
+            FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px, still: false, exposure_ev: e.ev, meter: e.auto };
 
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,

@@ -52,11 +52,7 @@ impl OccupancyField {
         }
         let expected = dims[0] * dims[1] * dims[2];
         if data.len() != expected {
-            return Err(AoError::DensityCount {
-                dims,
-                expected,
-                actual: data.len(),
-            });
+            return Err(AoError::DensityCount { dims, expected, actual: data.len() });
         }
         let linear = chebyshev_transform(dims, |i| solid(&data[i]));
         Ok(Self::tile(dims, &linear))
@@ -65,11 +61,7 @@ impl OccupancyField {
     /// Reorders an X-fastest distance volume into the tiled layout, one page per rayon task.
     fn tile(dims: [usize; 3], linear: &[u8]) -> Self {
         let pages = dims.map(|n| n.div_ceil(PAGE));
-        let page_stride = [
-            PAGE * PAGE * PAGE,
-            PAGE * PAGE * PAGE * pages[0],
-            PAGE * PAGE * PAGE * pages[0] * pages[1],
-        ];
+        let page_stride = [PAGE * PAGE * PAGE, PAGE * PAGE * PAGE * pages[0], PAGE * PAGE * PAGE * pages[0] * pages[1]];
         let axis_offset: [Vec<usize>; 3] = std::array::from_fn(|a| {
             (0..dims[a])
                 .map(|c| {
@@ -80,26 +72,20 @@ impl OccupancyField {
         });
         let [nx, ny, nz] = dims;
         let mut dist = vec![0u8; page_stride[2] * pages[2]];
-        dist.par_chunks_mut(PAGE * PAGE * PAGE)
-            .enumerate()
-            .for_each(|(p, page)| {
-                let origin = [p % pages[0], (p / pages[0]) % pages[1], p / (pages[0] * pages[1])].map(|c| c * PAGE);
-                for z in origin[2]..(origin[2] + PAGE).min(nz) {
-                    for y in origin[1]..(origin[1] + PAGE).min(ny) {
-                        let row = &linear[nx * (y + ny * z)..];
-                        // Offsets of the first PAGE coordinates are exactly the in-page parts.
-                        let base = axis_offset[1][y - origin[1]] + axis_offset[2][z - origin[2]];
-                        for x in origin[0]..(origin[0] + PAGE).min(nx) {
-                            page[base + axis_offset[0][x - origin[0]]] = row[x];
-                        }
+        dist.par_chunks_mut(PAGE * PAGE * PAGE).enumerate().for_each(|(p, page)| {
+            let origin = [p % pages[0], (p / pages[0]) % pages[1], p / (pages[0] * pages[1])].map(|c| c * PAGE);
+            for z in origin[2]..(origin[2] + PAGE).min(nz) {
+                for y in origin[1]..(origin[1] + PAGE).min(ny) {
+                    let row = &linear[nx * (y + ny * z)..];
+                    // Offsets of the first PAGE coordinates are exactly the in-page parts.
+                    let base = axis_offset[1][y - origin[1]] + axis_offset[2][z - origin[2]];
+                    for x in origin[0]..(origin[0] + PAGE).min(nx) {
+                        page[base + axis_offset[0][x - origin[0]]] = row[x];
                     }
                 }
-            });
-        OccupancyField {
-            dims,
-            axis_offset,
-            dist,
-        }
+            }
+        });
+        OccupancyField { dims, axis_offset, dist }
     }
 
     /// The volume size in voxels.
@@ -121,12 +107,7 @@ impl OccupancyField {
 
     /// The heap memory the field holds, in bytes.
     pub fn memory_bytes(&self) -> usize {
-        self.dist.len()
-            + self
-                .axis_offset
-                .iter()
-                .map(|t| t.len() * std::mem::size_of::<usize>())
-                .sum::<usize>()
+        self.dist.len() + self.axis_offset.iter().map(|t| t.len() * std::mem::size_of::<usize>()).sum::<usize>()
     }
 
     #[inline]
@@ -185,11 +166,7 @@ fn chebyshev_transform(dims: [usize; 3], solid: impl Fn(usize) -> bool) -> Vec<u
             let base = z * slice + y * nx;
             let mut left = DIST_CAP;
             for (x, (d, &mx)) in row.iter_mut().zip(&m).enumerate() {
-                *d = if solid(base + x) {
-                    0
-                } else {
-                    mx.min(left).saturating_add(1)
-                };
+                *d = if solid(base + x) { 0 } else { mx.min(left).saturating_add(1) };
                 left = *d;
             }
         }
@@ -227,12 +204,7 @@ fn min3_into(src: &[u8], m: &mut [u8]) {
     }
     m[0] = m[0].min(src[0]).min(src[1]);
     m[n - 1] = m[n - 1].min(src[n - 2]).min(src[n - 1]);
-    for (((d, &a), &b), &c) in m[1..n - 1]
-        .iter_mut()
-        .zip(&src[..n - 2])
-        .zip(&src[1..n - 1])
-        .zip(&src[2..])
-    {
+    for (((d, &a), &b), &c) in m[1..n - 1].iter_mut().zip(&src[..n - 2]).zip(&src[1..n - 1]).zip(&src[2..]) {
         *d = (*d).min(a).min(b).min(c);
     }
 }

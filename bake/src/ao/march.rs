@@ -59,10 +59,7 @@ fn plan(dims: [i32; 3], ray: &Ray) -> Plan {
     };
     let first = ray.voxel(1);
     if (0..3).any(|a| first[a] < 0 || first[a] >= dims[a]) || max < 1 {
-        return Plan {
-            last: 0,
-            after: if max < 1 { None } else { outside_outcome(1) },
-        };
+        return Plan { last: 0, after: if max < 1 { None } else { outside_outcome(1) } };
     }
     // Sample 1 is inside, so along each moving axis the run ends where that axis leaves.
     let last = (0..3)
@@ -74,15 +71,9 @@ fn plan(dims: [i32; 3], ray: &Ray) -> Plan {
         .min()
         .unwrap_or(i64::MAX);
     if last >= max {
-        Plan {
-            last: max as u32,
-            after: None,
-        }
+        Plan { last: max as u32, after: None }
     } else {
-        Plan {
-            last: last as u32,
-            after: outside_outcome(last + 1),
-        }
+        Plan { last: last as u32, after: outside_outcome(last + 1) }
     }
 }
 
@@ -190,12 +181,7 @@ impl Kernel {
                 }
             })
             .collect();
-        Kernel {
-            dirs,
-            start_offset: settings.start_offset_voxels,
-            radius: settings.radius_voxels,
-            power: settings.power,
-        }
+        Kernel { dirs, start_offset: settings.start_offset_voxels, radius: settings.radius_voxels, power: settings.power }
     }
 
     /// The AO of one vertex, given a marcher that fills in the first solid sample of up to
@@ -208,21 +194,13 @@ impl Kernel {
         }
         let n = n.map(|c| c / len);
         let origin = nearest_voxel([0, 1, 2].map(|a| p[a] + self.start_offset * n[a]));
-        let placeholder = Ray {
-            origin,
-            offset: [0; 3],
-            max_samples: 0,
-        };
+        let placeholder = Ray { origin, offset: [0; 3], max_samples: 0 };
         let (mut rays, mut weights, mut spacing) = ([placeholder; BATCH], [0.0f32; BATCH], [0.0f32; BATCH]);
         let mut count = 0;
         for d in &self.dirs {
             let w = n[0] * d.unit[0] + n[1] * d.unit[1] + n[2] * d.unit[2];
             if w > 0.0 {
-                rays[count] = Ray {
-                    origin,
-                    offset: d.offset,
-                    max_samples: d.max_samples,
-                };
+                rays[count] = Ray { origin, offset: d.offset, max_samples: d.max_samples };
                 (weights[count], spacing[count]) = (w, d.spacing);
                 count += 1;
             }

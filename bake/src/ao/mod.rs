@@ -120,10 +120,9 @@ impl AoDirections {
     /// The lattice offsets, in a fixed order (X fastest, then Y, then Z).
     pub fn offsets(&self) -> Vec<[i32; 3]> {
         match self {
-            AoDirections::Grid26 => (-1..=1)
-                .flat_map(|z| (-1..=1).flat_map(move |y| (-1..=1).map(move |x| [x, y, z])))
-                .filter(|&o| o != [0, 0, 0])
-                .collect(),
+            AoDirections::Grid26 => {
+                (-1..=1).flat_map(|z| (-1..=1).flat_map(move |y| (-1..=1).map(move |x| [x, y, z]))).filter(|&o| o != [0, 0, 0]).collect()
+            }
         }
     }
 }
@@ -144,12 +143,7 @@ pub struct AoSettings {
 
 impl Default for AoSettings {
     fn default() -> Self {
-        AoSettings {
-            radius_voxels: 128.0,
-            directions: AoDirections::Grid26,
-            start_offset_voxels: 1.0,
-            power: 1.0,
-        }
+        AoSettings { radius_voxels: 128.0, directions: AoDirections::Grid26, start_offset_voxels: 1.0, power: 1.0 }
     }
 }
 
@@ -160,11 +154,7 @@ impl AoSettings {
             if value.is_finite() && ok {
                 Ok(())
             } else {
-                Err(AoError::BadSetting {
-                    name,
-                    value: value as f64,
-                    reason,
-                })
+                Err(AoError::BadSetting { name, value: value as f64, reason })
             }
         }
         let r = self.radius_voxels;
@@ -180,45 +170,27 @@ impl AoSettings {
 ///
 /// `positions` are in global voxel units; `normals` need not be normalised (a zero normal gives 1).
 /// The output has one value per vertex, in input order, and does not depend on the thread count.
-pub fn ambient_occlusion(
-    field: &OccupancyField,
-    positions: &[[f32; 3]],
-    normals: &[[f32; 3]],
-    settings: &AoSettings,
-) -> Result<Vec<f32>, AoError> {
+pub fn ambient_occlusion(field: &OccupancyField, positions: &[[f32; 3]], normals: &[[f32; 3]], settings: &AoSettings) -> Result<Vec<f32>, AoError> {
     settings.validate()?;
     if positions.len() != normals.len() {
-        return Err(AoError::LengthMismatch {
-            positions: positions.len(),
-            normals: normals.len(),
-        });
+        return Err(AoError::LengthMismatch { positions: positions.len(), normals: normals.len() });
     }
     let finite = |v: &[f32; 3]| v.iter().all(|c| c.is_finite());
-    if let Some(index) = positions
-        .iter()
-        .zip(normals)
-        .position(|(p, n)| !(finite(p) && finite(n)))
-    {
+    if let Some(index) = positions.iter().zip(normals).position(|(p, n)| !(finite(p) && finite(n))) {
         return Err(AoError::NonFiniteVertex { index });
     }
     let kernel = march::Kernel::new(settings);
     // Rays of nearby vertices visit the same voxels, so march vertices in Morton order of their
     // position: the field's working set then stays in cache whatever order the caller used.
     // Order only changes when each vertex is computed, never its value.
-    let mut order: Vec<u64> = positions
-        .par_iter()
-        .enumerate()
-        .map(|(i, p)| (morton_key(*p) << INDEX_BITS) | i as u64)
-        .collect();
+    let mut order: Vec<u64> = positions.par_iter().enumerate().map(|(i, p)| (morton_key(*p) << INDEX_BITS) | i as u64).collect();
     order.par_sort_unstable();
     let sorted: Vec<f32> = order
         .par_iter()
         .with_min_len(512)
         .map(|&key| {
             let i = (key & INDEX_MASK) as usize;
-            kernel.vertex_ao(positions[i], normals[i], |rays, hits| {
-                march::march_interleaved(field, rays, hits)
-            })
+            kernel.vertex_ao(positions[i], normals[i], |rays, hits| march::march_interleaved(field, rays, hits))
         })
         .collect();
     let mut ao = vec![0.0; positions.len()];

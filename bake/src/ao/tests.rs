@@ -74,8 +74,7 @@ fn cave(dims: [usize; 3], seed: u64) -> Reference {
         for y in 0..dims[1] {
             for x in 0..dims[0] {
                 let (fx, fy, fz) = (x as f32, y as f32, z as f32);
-                let d = (fx * 0.21).sin() * (fy * 0.17 + 1.0).cos() * (fz * 0.29).sin()
-                    + 0.5 * (fx * 0.07 + fz * 0.11).sin() * (fy * 0.09).cos();
+                let d = (fx * 0.21).sin() * (fy * 0.17 + 1.0).cos() * (fz * 0.29).sin() + 0.5 * (fx * 0.07 + fz * 0.11).sin() * (fy * 0.09).cos();
                 let boulder = boulders.iter().any(|b| {
                     let (dx, dy, dz) = (fx - b[0], fy - b[1], fz - b[2]);
                     dx * dx + dy * dy + dz * dz < b[3] * b[3]
@@ -128,14 +127,7 @@ fn bits(v: &[f32]) -> Vec<u32> {
 #[test]
 fn distance_field_matches_brute_force_chebyshev() {
     let mut rng = Rng(11);
-    let cases = [
-        ([13, 11, 9], 0.0f32),
-        ([14, 11, 11], 0.02),
-        ([1, 9, 7], 0.1),
-        ([15, 1, 13], 0.15),
-        ([16, 11, 15], 0.6),
-        ([41, 37, 23], 0.0004),
-    ];
+    let cases = [([13, 11, 9], 0.0f32), ([14, 11, 11], 0.02), ([1, 9, 7], 0.1), ([15, 1, 13], 0.15), ([16, 11, 15], 0.6), ([41, 37, 23], 0.0004)];
     for (dims, density) in cases {
         let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2]).map(|_| rng.unit() < density).collect();
         let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
@@ -147,15 +139,8 @@ fn distance_field_matches_brute_force_chebyshev() {
         for z in 0..dims[2] as i32 {
             for y in 0..dims[1] as i32 {
                 for x in 0..dims[0] as i32 {
-                    let nearest = solids
-                        .iter()
-                        .map(|s| (s[0] - x).abs().max((s[1] - y).abs()).max((s[2] - z).abs()))
-                        .fold(z + 1, i32::min); // the ground plane at z = -1
-                    assert_eq!(
-                        field.chebyshev_distance(x, y, z),
-                        Some(nearest.min(255) as u8),
-                        "({x},{y},{z})"
-                    );
+                    let nearest = solids.iter().map(|s| (s[0] - x).abs().max((s[1] - y).abs()).max((s[2] - z).abs())).fold(z + 1, i32::min); // the ground plane at z = -1
+                    assert_eq!(field.chebyshev_distance(x, y, z), Some(nearest.min(255) as u8), "({x},{y},{z})");
                 }
             }
         }
@@ -177,10 +162,7 @@ fn occupancy_rules_inside_and_outside_the_volume() {
     let field = OccupancyField::from_densities([2, 2, 2], &dens).unwrap();
     let inside: Vec<bool> = (0..8).map(|i| field.is_solid(i & 1, (i >> 1) & 1, i >> 2)).collect();
     assert_eq!(inside, [true, false, false, false, true, false, true, true]);
-    assert!(
-        field.is_solid(0, 0, -1) && field.is_solid(-5, 9, -3),
-        "below z = 0 is ground"
-    );
+    assert!(field.is_solid(0, 0, -1) && field.is_solid(-5, 9, -3), "below z = 0 is ground");
     assert!(!field.is_solid(-1, 0, 0) && !field.is_solid(0, 2, 1) && !field.is_solid(0, 0, 2));
 }
 
@@ -196,9 +178,7 @@ fn nearest_voxel_rounds_to_nearest() {
     assert_eq!(nearest_voxel([2.5, 3.5, -0.5]), [2, 4, 0]);
     let far = nearest_voxel([-3e38, 3e38, f32::NEG_INFINITY]);
     assert!(far[0] < 0 && far[1] > MAX_DIM as i32 && far[2] < 0);
-    assert!(nearest_voxel([f32::INFINITY, 5e6, 0.0])[..2]
-        .iter()
-        .all(|&c| c > MAX_DIM as i32));
+    assert!(nearest_voxel([f32::INFINITY, 5e6, 0.0])[..2].iter().all(|&c| c > MAX_DIM as i32));
 }
 
 #[test]
@@ -207,9 +187,7 @@ fn open_plane_is_exactly_one() {
     let solid: Vec<bool> = (0..64 * 64 * 32).map(|i| i / (64 * 64) < 10).collect();
     let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
     // Surface vertices between z = 9 (solid) and z = 10 (air), including at the volume edges.
-    let pos: Vec<[f32; 3]> = (0..200)
-        .map(|i| [(i % 64) as f32, (i * 7 % 64) as f32 + 0.25, 9.1 + 0.004 * i as f32])
-        .collect();
+    let pos: Vec<[f32; 3]> = (0..200).map(|i| [(i % 64) as f32, (i * 7 % 64) as f32 + 0.25, 9.1 + 0.004 * i as f32]).collect();
     let nrm = vec![[0.0, 0.0, 3.0]; pos.len()]; // unnormalised on purpose
     let ao = ambient_occlusion(&field, &pos, &nrm, &AoSettings::default()).unwrap();
     assert!(ao.iter().all(|&a| a == 1.0), "{ao:?}");
@@ -225,9 +203,8 @@ fn tilted_open_planes_are_exactly_one() {
         let mut n = random_unit(&mut rng);
         n[2] = n[2].abs().max(0.2);
         let sd = |p: [f32; 3]| n[0] * (p[0] - 32.0) + n[1] * (p[1] - 32.0) + n[2] * (p[2] - 24.0);
-        let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2])
-            .map(|i| sd([(i % 64) as f32, ((i / 64) % 64) as f32, (i / 4096) as f32]) < 0.0)
-            .collect();
+        let solid: Vec<bool> =
+            (0..dims[0] * dims[1] * dims[2]).map(|i| sd([(i % 64) as f32, ((i / 64) % 64) as f32, (i / 4096) as f32]) < 0.0).collect();
         let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
         // Points near the centre projected onto the plane; with a 12-voxel radius every ray stays
         // clear of the ground under the volume and leaves it, if at all, through its sides or top.
@@ -238,10 +215,7 @@ fn tilted_open_planes_are_exactly_one() {
                 [p[0] - d * n[0], p[1] - d * n[1], p[2] - d * n[2]]
             })
             .collect();
-        let s = AoSettings {
-            radius_voxels: 12.0,
-            ..AoSettings::default()
-        };
+        let s = AoSettings { radius_voxels: 12.0, ..AoSettings::default() };
         let ao = ambient_occlusion(&field, &pos, &vec![n; pos.len()], &s).unwrap();
         assert!(ao.iter().all(|&a| a == 1.0), "normal {n:?}: {ao:?}");
     }
@@ -260,11 +234,7 @@ fn concave_corners_darken_monotonically() {
             })
             .collect();
         let field = OccupancyField::from_occupancy(dims, &solid).unwrap();
-        let settings = AoSettings {
-            radius_voxels: 24.0,
-            power,
-            ..AoSettings::default()
-        };
+        let settings = AoSettings { radius_voxels: 24.0, power, ..AoSettings::default() };
         ambient_occlusion(&field, &[[31.6, 32.0, 9.5]], &[[0.0, 0.0, 1.0]], &settings).unwrap()[0]
     };
     let plane = ao_at(false, 64, 1.0);
@@ -301,17 +271,8 @@ fn skipping_equals_brute_force_in_caves() {
     let (pos, nrm) = surface_vertices(&r, 1500, &mut rng);
     let variants = [
         AoSettings::default(),
-        AoSettings {
-            radius_voxels: 37.3,
-            start_offset_voxels: 0.0,
-            ..AoSettings::default()
-        },
-        AoSettings {
-            radius_voxels: 300.0,
-            start_offset_voxels: 1.3,
-            power: 1.7,
-            ..AoSettings::default()
-        },
+        AoSettings { radius_voxels: 37.3, start_offset_voxels: 0.0, ..AoSettings::default() },
+        AoSettings { radius_voxels: 300.0, start_offset_voxels: 1.3, power: 1.7, ..AoSettings::default() },
     ];
     for s in &variants {
         let fast = ambient_occlusion(&field, &pos, &nrm, s).unwrap();
@@ -328,9 +289,7 @@ fn skipping_equals_brute_force_for_long_skips_and_any_ray() {
     let mut rng = Rng(5);
     let dims = [61, 57, 300];
     // Scattered rock below z = 120 and empty sky above it, so distances reach the cap.
-    let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2])
-        .map(|i| i < dims[0] * dims[1] * 120 && rng.below(40) == 0)
-        .collect();
+    let solid: Vec<bool> = (0..dims[0] * dims[1] * dims[2]).map(|i| i < dims[0] * dims[1] * 120 && rng.below(40) == 0).collect();
     let r = Reference { dims, solid };
     let field = r.field();
     let offsets = AoDirections::Grid26.offsets();
@@ -355,15 +314,8 @@ fn skipping_equals_brute_force_for_long_skips_and_any_ray() {
             }
         }
     }
-    assert!(
-        hits > 300 && escapes > 300 && ground > 20,
-        "{hits} hits, {escapes} escapes, {ground} ground"
-    );
-    assert_eq!(
-        field.chebyshev_distance(30, 28, 299),
-        Some(180),
-        "long skips are exercised"
-    );
+    assert!(hits > 300 && escapes > 300 && ground > 20, "{hits} hits, {escapes} escapes, {ground} ground");
+    assert_eq!(field.chebyshev_distance(30, 28, 299), Some(180), "long skips are exercised");
 }
 
 #[test]
@@ -388,58 +340,21 @@ fn results_do_not_depend_on_thread_count() {
 #[test]
 fn bad_input_is_an_error() {
     let field = OccupancyField::from_occupancy([4, 4, 4], &[false; 64]).unwrap();
-    assert_eq!(
-        OccupancyField::from_densities([4, 4, 4], &[0.0; 63]),
-        Err(AoError::DensityCount {
-            dims: [4, 4, 4],
-            expected: 64,
-            actual: 63
-        })
-    );
-    assert!(matches!(
-        OccupancyField::from_densities([0, 4, 4], &[]),
-        Err(AoError::BadDims { .. })
-    ));
-    assert!(matches!(
-        OccupancyField::from_densities([MAX_DIM + 1, 1, 1], &[]),
-        Err(AoError::BadDims { .. })
-    ));
+    assert_eq!(OccupancyField::from_densities([4, 4, 4], &[0.0; 63]), Err(AoError::DensityCount { dims: [4, 4, 4], expected: 64, actual: 63 }));
+    assert!(matches!(OccupancyField::from_densities([0, 4, 4], &[]), Err(AoError::BadDims { .. })));
+    assert!(matches!(OccupancyField::from_densities([MAX_DIM + 1, 1, 1], &[]), Err(AoError::BadDims { .. })));
     let s = AoSettings::default();
     let p = [[1.0, 1.0, 1.0]];
-    assert_eq!(
-        ambient_occlusion(&field, &p, &[], &s),
-        Err(AoError::LengthMismatch {
-            positions: 1,
-            normals: 0
-        })
-    );
+    assert_eq!(ambient_occlusion(&field, &p, &[], &s), Err(AoError::LengthMismatch { positions: 1, normals: 0 }));
     let bad = [[0.0, 0.0, 1.0], [0.0, f32::NAN, 1.0]];
-    assert_eq!(
-        ambient_occlusion(&field, &[[1.0; 3]; 2], &bad, &s),
-        Err(AoError::NonFiniteVertex { index: 1 })
-    );
+    assert_eq!(ambient_occlusion(&field, &[[1.0; 3]; 2], &bad, &s), Err(AoError::NonFiniteVertex { index: 1 }));
     for bad in [
-        AoSettings {
-            radius_voxels: 0.0,
-            ..s.clone()
-        },
-        AoSettings {
-            radius_voxels: f32::NAN,
-            ..s.clone()
-        },
-        AoSettings {
-            start_offset_voxels: -1.0,
-            ..s.clone()
-        },
-        AoSettings {
-            power: 0.0,
-            ..s.clone()
-        },
+        AoSettings { radius_voxels: 0.0, ..s.clone() },
+        AoSettings { radius_voxels: f32::NAN, ..s.clone() },
+        AoSettings { start_offset_voxels: -1.0, ..s.clone() },
+        AoSettings { power: 0.0, ..s.clone() },
     ] {
-        assert!(
-            matches!(ambient_occlusion(&field, &p, &p, &bad), Err(AoError::BadSetting { .. })),
-            "{bad:?}"
-        );
+        assert!(matches!(ambient_occlusion(&field, &p, &p, &bad), Err(AoError::BadSetting { .. })), "{bad:?}");
     }
     // Degenerate but finite input is well defined: a zero normal has no hemisphere.
     assert_eq!(ambient_occlusion(&field, &p, &[[0.0; 3]], &s), Ok(vec![1.0]));
@@ -449,25 +364,12 @@ fn bad_input_is_an_error() {
 
 #[test]
 fn settings_serialise_with_defaults() {
-    let s = AoSettings {
-        power: 1.5,
-        start_offset_voxels: 0.75,
-        ..AoSettings::default()
-    };
+    let s = AoSettings { power: 1.5, start_offset_voxels: 0.75, ..AoSettings::default() };
     let json = serde_json::to_string(&s).unwrap();
     assert_eq!(serde_json::from_str::<AoSettings>(&json).unwrap(), s);
     let partial: AoSettings = toml::from_str("radius_voxels = 64.0\ndirections = \"grid26\"").unwrap();
-    assert_eq!(
-        partial,
-        AoSettings {
-            radius_voxels: 64.0,
-            ..AoSettings::default()
-        }
-    );
-    assert!(
-        toml::from_str::<AoSettings>("radius = 64.0").is_err(),
-        "unknown keys are rejected"
-    );
+    assert_eq!(partial, AoSettings { radius_voxels: 64.0, ..AoSettings::default() });
+    assert!(toml::from_str::<AoSettings>("radius = 64.0").is_err(), "unknown keys are rejected");
     let offsets = AoDirections::Grid26.offsets();
     assert_eq!(offsets.len(), 26);
     assert_eq!((offsets[0], offsets[25]), ([-1, -1, -1], [1, 1, 1]));

@@ -36,9 +36,7 @@ pub struct ExportMesh {
 /// `skirts`) and the vertices they use.
 pub fn load_tile(bake_dir: &Path, level: u32, x: u32, y: u32, skirts: bool) -> Result<ExportMesh, CliError> {
     let manifest_path = bake_dir.join("manifest.kpack");
-    let manifest: Manifest = Pack::open(&manifest_path)?
-        .require()
-        .map_err(|e| CliError::Failed(format!("{}: {e}", manifest_path.display())))?;
+    let manifest: Manifest = Pack::open(&manifest_path)?.require().map_err(|e| CliError::Failed(format!("{}: {e}", manifest_path.display())))?;
     let node = manifest.node(level, x, y).ok_or_else(|| {
         let [tx, ty] = manifest.tiles_at_level(level.min(manifest.levels.saturating_sub(1)));
         CliError::Usage(format!(

@@ -152,7 +152,10 @@ fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf], facts: &B
         }
         if let Some((vertices, tris)) = f.mesh_counts {
             if vertices as u64 != node.vertex_count as u64 || tris as u64 != node.triangle_count as u64 {
-                out.push(at(format!("mesh has {vertices} vertices / {tris} triangles, manifest says {} / {}", node.vertex_count, node.triangle_count)));
+                out.push(at(format!(
+                    "mesh has {vertices} vertices / {tris} triangles, manifest says {} / {}",
+                    node.vertex_count, node.triangle_count
+                )));
             }
         }
     }

@@ -96,10 +96,7 @@ mod tests {
                                 before
                             };
                             let got = f64::from(vol.get(x, y, z));
-                            assert!(
-                                (got - expected).abs() < 1e-6,
-                                "{shape:?} {falloff:?} at {x},{y},{z}: {got} vs {expected}"
-                            );
+                            assert!((got - expected).abs() < 1e-6, "{shape:?} {falloff:?} at {x},{y},{z}: {got} vs {expected}");
                         }
                     }
                 }
@@ -112,13 +109,7 @@ mod tests {
     #[test]
     fn strokes_clip_and_ignore_the_outside_world() {
         let mut vol = DensityVolume::from_fn([8, 8, 8], |_, _, _| 0.5);
-        let carve = BrushStroke {
-            shape: BrushShape::Cube,
-            falloff: Falloff::Constant,
-            radius: 1.0,
-            weight: -5.0,
-            position: [0.0, 0.0, 0.0],
-        };
+        let carve = BrushStroke { shape: BrushShape::Cube, falloff: Falloff::Constant, radius: 1.0, weight: -5.0, position: [0.0, 0.0, 0.0] };
         apply_stroke(&mut vol, &carve, 1.0);
         assert_eq!(vol.get(1, 1, 1), -1.0);
         assert_eq!(vol.get(2, 0, 0), 0.5);

@@ -77,12 +77,7 @@ impl Fbm {
                     FbmKind::Simplex => Generator::Simplex(Simplex::new(rng.seed_u32())),
                 };
                 let offset = std::array::from_fn(|_| rng.range(0.0, OFFSET_RANGE));
-                Octave {
-                    generator,
-                    frequency: params.frequency * params.lacunarity.powi(o as i32),
-                    amplitude: params.gain.powi(o as i32),
-                    offset,
-                }
+                Octave { generator, frequency: params.frequency * params.lacunarity.powi(o as i32), amplitude: params.gain.powi(o as i32), offset }
             })
             .collect();
         let std = match (params.kind, dims) {
@@ -100,8 +95,7 @@ impl Fbm {
     pub fn get3(&self, p: [f64; 3]) -> f64 {
         let mut acc = 0.0;
         for o in &self.octaves {
-            let q =
-                [p[0] * o.frequency + o.offset[0], p[1] * o.frequency + o.offset[1], p[2] * o.frequency + o.offset[2]];
+            let q = [p[0] * o.frequency + o.offset[0], p[1] * o.frequency + o.offset[1], p[2] * o.frequency + o.offset[2]];
             let v = match &o.generator {
                 Generator::Perlin(g) => g.get(q),
                 Generator::Simplex(g) => g.get(q),

@@ -224,9 +224,7 @@ mod tests {
     /// A hand-made field: air everywhere except the boxes listed (inclusive bounds), solid 0.5.
     fn field(dims: [usize; 3], solid_boxes: &[[usize; 6]]) -> DensityVolume {
         DensityVolume::from_fn(dims, |x, y, z| {
-            let inside = solid_boxes
-                .iter()
-                .any(|b| (b[0]..=b[3]).contains(&x) && (b[1]..=b[4]).contains(&y) && (b[2]..=b[5]).contains(&z));
+            let inside = solid_boxes.iter().any(|b| (b[0]..=b[3]).contains(&x) && (b[1]..=b[4]).contains(&y) && (b[2]..=b[5]).contains(&z));
             if inside {
                 0.5
             } else {

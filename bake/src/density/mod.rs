@@ -83,9 +83,7 @@ impl DensityVolume {
         assert!(stride >= 1, "DensityVolume::block: stride must be >= 1, got {stride}");
         let axis = |a: usize| -> Vec<usize> {
             let last = self.dims[a] as i64 - 1;
-            (0..dims[a])
-                .map(|i| (i64::from(origin[a]) + i as i64 * i64::from(stride)).clamp(0, last) as usize)
-                .collect()
+            (0..dims[a]).map(|i| (i64::from(origin[a]) + i as i64 * i64::from(stride)).clamp(0, last) as usize).collect()
         };
         let (xs, ys, zs) = (axis(0), axis(1), axis(2));
         let [nx, ny, _] = self.dims;

@@ -109,12 +109,7 @@ impl SineProducts {
 
     /// The per-term coefficients `sin_y · sin_z` of row `(y, z)`.
     #[inline]
-    fn coefficients<'a>(
-        &self,
-        y: usize,
-        z: usize,
-        buf: &'a mut [f32; (MAX_OCTAVES * MAX_TERMS) as usize],
-    ) -> &'a [f32] {
+    fn coefficients<'a>(&self, y: usize, z: usize, buf: &'a mut [f32; (MAX_OCTAVES * MAX_TERMS) as usize]) -> &'a [f32] {
         let (ty, tz) = (&self.ty[y * self.count..][..self.count], &self.tz[z * self.count..][..self.count]);
         let coef = &mut buf[..self.count];
         for ((c, &a), &b) in coef.iter_mut().zip(ty).zip(tz) {

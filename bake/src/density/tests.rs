@@ -34,9 +34,7 @@ fn same_seed_same_bytes_different_seed_different() {
 #[test]
 fn bytes_do_not_depend_on_the_thread_count() {
     let w = small(3, "sine_products", "[floaters]\nfill_sealed_air = true\n");
-    let run = |threads| {
-        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| bytes(&generate(&w)))
-    };
+    let run = |threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| bytes(&generate(&w)));
     let one = run(1);
     assert_eq!(one, run(3));
     assert_eq!(one, run(7));
@@ -141,13 +139,7 @@ fn generate_applies_brushes_then_removes_floaters() {
     let mut w = small(9, "sine_products", "");
     let raw = DensityField::new(&w).volume();
     // A solid cube high in the open air is a floater: with removal on it must vanish.
-    let cube = BrushStroke {
-        shape: BrushShape::Cube,
-        falloff: Falloff::Constant,
-        radius: 0.5,
-        weight: 2.0,
-        position: [6.0, 4.0, 5.5],
-    };
+    let cube = BrushStroke { shape: BrushShape::Cube, falloff: Falloff::Constant, radius: 0.5, weight: 2.0, position: [6.0, 4.0, 5.5] };
     w.brushes = vec![cube];
     let (v, stats) = generate_with_stats(&w);
     let (cx, cy, cz) = (24, 16, 22);
@@ -178,9 +170,8 @@ fn block_reads_with_stride_and_clamps_the_halo() {
     assert_eq!(s.at(1, 1, 1), 2.0 + 20.0 + 200.0);
     assert_eq!(s.at(3, 2, 2), 5.0 + 40.0 + 300.0); // 6, 4, 4 clamped
                                                    // Matches DensityBlock::from_fn with clamping.
-    let expect = DensityBlock::from_fn([3, -2, 1], [5, 4, 3], 2, |x, y, z| {
-        v.get(x.clamp(0, 5) as usize, y.clamp(0, 4) as usize, z.clamp(0, 3) as usize)
-    });
+    let expect =
+        DensityBlock::from_fn([3, -2, 1], [5, 4, 3], 2, |x, y, z| v.get(x.clamp(0, 5) as usize, y.clamp(0, 4) as usize, z.clamp(0, 3) as usize));
     assert_eq!(v.block([3, -2, 1], [5, 4, 3], 2), expect);
 }
 

@@ -85,7 +85,8 @@ impl<'a> TriangleGrid<'a> {
         let cell = ((extent[0] * extent[1] + extent[1] * extent[2] + extent[0] * extent[2]) / triangles.len() as f32).sqrt().max(1e-6) * 2.0;
         let mut dims = extent.map(|e| ((e / cell) as usize + 1).min(512));
         let grid_cell = |dims: [usize; 3]| (0..3).map(|a| extent[a] / dims[a] as f32).fold(0.0f32, f32::max).max(1e-6);
-        let cell_in = |p: [f32; 3], cell: f32, dims: [usize; 3]| -> [usize; 3] { [0, 1, 2].map(|a| (((p[a] - min[a]) / cell) as usize).min(dims[a] - 1)) };
+        let cell_in =
+            |p: [f32; 3], cell: f32, dims: [usize; 3]| -> [usize; 3] { [0, 1, 2].map(|a| (((p[a] - min[a]) / cell) as usize).min(dims[a] - 1)) };
         // Memory stays linear in the triangles: a hostile mesh (huge triangles, or few of them over a
         // large box) would otherwise fill billions of cell slots. Coarsen until cells and the
         // triangle-cell pairs fit a budget; one cell always does.

@@ -248,7 +248,9 @@ fn compare_opened(
     let raw = |p: &Pack, path: &Path| -> Result<BTreeMap<SectionKind, Vec<u8>>, DiffError> {
         (0..p.sections().len())
             .map(|i| {
-                p.raw_section(i).map(|r| (p.sections()[i].kind, r)).map_err(|source| DiffError::Pack(PackFileError::Format { path: path.to_owned(), source }))
+                p.raw_section(i)
+                    .map(|r| (p.sections()[i].kind, r))
+                    .map_err(|source| DiffError::Pack(PackFileError::Format { path: path.to_owned(), source }))
             })
             .collect()
     };

@@ -60,10 +60,7 @@ mod volume;
 #[cfg(test)]
 mod tests;
 
-pub use spec::{
-    LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight,
-    SunSpec,
-};
+pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
 
 use crate::mem;
@@ -216,10 +213,8 @@ pub(crate) fn bake_lighting_with(
         return Err(LightingError::Mesh(format!("bounds not finite: {bounds:?}")));
     }
 
-    let (bvh, surface) = rayon::join(
-        || Bvh::build_clustered(mesh.positions, mesh.indices, mesh.clusters),
-        || Surface::new(mesh.positions, mesh.indices),
-    );
+    let (bvh, surface) =
+        rayon::join(|| Bvh::build_clustered(mesh.positions, mesh.indices, mesh.clusters), || Surface::new(mesh.positions, mesh.indices));
     let bvh = bvh?;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
@@ -254,7 +249,8 @@ pub(crate) fn bake_lighting_with(
     let slot_ids: Vec<Option<u32>> = bvh.slot_ids().collect();
     let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
     // Unused lanes are never hit; their entry is a placeholder.
-    slot_verts.par_extend(slot_ids.par_iter().map(|t| t.map_or([0; 3], |t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize]))));
+    slot_verts
+        .par_extend(slot_ids.par_iter().map(|t| t.map_or([0; 3], |t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize]))));
     let scene = Scene {
         bvh: &bvh,
         slot_verts: &slot_verts,
@@ -316,7 +312,12 @@ impl BakedLighting {
     /// `baked_vertex[i]` is the index (into the baked mesh's `positions`) of the vertex expected at
     /// `positions[i]`. Where that vertex sits exactly at the point, its value is read without the
     /// search; elsewhere the point is looked up as usual. The results equal `filtered_at`'s.
-    pub fn filtered_at_baked_vertices(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], baked_vertex: &[u32]) -> Result<Vec<Irradiance>, LightingError> {
+    pub fn filtered_at_baked_vertices(
+        &self,
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        baked_vertex: &[u32],
+    ) -> Result<Vec<Irradiance>, LightingError> {
         if baked_vertex.len() != positions.len() {
             return Err(LightingError::Query(format!("{} positions but {} baked vertices", positions.len(), baked_vertex.len())));
         }
@@ -353,11 +354,7 @@ impl BakedLighting {
 
     fn query_all(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], celestial: bool) -> Result<Vec<Irradiance>, LightingError> {
         self.check_queries(positions, normals)?;
-        Ok(positions
-            .par_iter()
-            .zip(normals)
-            .map(|(p, n)| self.query(Vec3A::from(*p), Vec3A::from(*n).normalize_or_zero(), celestial))
-            .collect())
+        Ok(positions.par_iter().zip(normals).map(|(p, n)| self.query(Vec3A::from(*p), Vec3A::from(*n).normalize_or_zero(), celestial)).collect())
     }
 
     fn query(&self, p: Vec3A, n: Vec3A, celestial: bool) -> Irradiance {
@@ -443,4 +440,3 @@ impl BakedLighting {
         &self.bvh
     }
 }
-

@@ -81,10 +81,7 @@ pub(crate) fn basis(n: Vec3A) -> (Vec3A, Vec3A) {
     let sign = 1.0f32.copysign(n.z);
     let a = -1.0 / (sign + n.z);
     let b = n.x * n.y * a;
-    (
-        Vec3A::new(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x),
-        Vec3A::new(b, sign + n.y * n.y * a, -n.y),
-    )
+    (Vec3A::new(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x), Vec3A::new(b, sign + n.y * n.y * a, -n.y))
 }
 
 /// A cosine-distributed direction in the hemisphere around unit `n` (pdf cos θ / π).

@@ -35,10 +35,28 @@ struct Face {
 enum Shape {
     /// Paths enter through `faces` (chosen by `cdf`); `Some(d)` is a parallel beam with
     /// propagation direction `d`, `None` the sky dome.
-    Portal { faces: Vec<Face>, cdf: Vec<f32>, beam: Option<Vec3A> },
-    Sphere { centre: Vec3A, radius: f32 },
-    Spot { centre: Vec3A, axis: Vec3A, radius: f32, cos_outer: f32, inner: f32, outer: f32 },
-    Tube { start: Vec3A, axis: Vec3A, radius: f32 },
+    Portal {
+        faces: Vec<Face>,
+        cdf: Vec<f32>,
+        beam: Option<Vec3A>,
+    },
+    Sphere {
+        centre: Vec3A,
+        radius: f32,
+    },
+    Spot {
+        centre: Vec3A,
+        axis: Vec3A,
+        radius: f32,
+        cos_outer: f32,
+        inner: f32,
+        outer: f32,
+    },
+    Tube {
+        start: Vec3A,
+        axis: Vec3A,
+        radius: f32,
+    },
 }
 
 /// One emitter with its total power.
@@ -118,11 +136,7 @@ pub(crate) fn sources(spec: &LightingSpec, lo: Vec3A, hi: Vec3A) -> Vec<Source> 
     for (dir, irradiance) in celestial {
         let Some(d) = dir else { continue };
         let to_light = Vec3A::from(d);
-        let entry: Vec<(Face, f32)> = faces
-            .iter()
-            .map(|f| (*f, area(f) * f.normal.dot(to_light)))
-            .filter(|f| f.1 > 0.0)
-            .collect();
+        let entry: Vec<(Face, f32)> = faces.iter().map(|f| (*f, area(f) * f.normal.dot(to_light))).filter(|f| f.1 > 0.0).collect();
         if !entry.is_empty() {
             let (shape, projected) = portal(entry, Some(-to_light));
             out.push(Source { shape, power: scale(irradiance, projected), class: Class::SunMoon });
@@ -130,10 +144,7 @@ pub(crate) fn sources(spec: &LightingSpec, lo: Vec3A, hi: Vec3A) -> Vec<Source> 
     }
     for light in spec.lights.iter().filter(|l| l.indirect()) {
         let (shape, power) = match light {
-            LightSpec::Point(l) => (
-                Shape::Sphere { centre: l.position.into(), radius: l.radius },
-                scale(l.color, 4.0 * PI * l.intensity),
-            ),
+            LightSpec::Point(l) => (Shape::Sphere { centre: l.position.into(), radius: l.radius }, scale(l.color, 4.0 * PI * l.intensity)),
             LightSpec::Spot(l) => {
                 let outer = l.angle.to_radians();
                 let cos_outer = outer.cos();
@@ -151,10 +162,7 @@ pub(crate) fn sources(spec: &LightingSpec, lo: Vec3A, hi: Vec3A) -> Vec<Source> 
             }
             LightSpec::Line(l) => {
                 let axis = Vec3A::from(l.end) - Vec3A::from(l.start);
-                (
-                    Shape::Tube { start: l.start.into(), axis, radius: l.radius },
-                    scale(l.color, PI * PI * l.intensity * axis.length()),
-                )
+                (Shape::Tube { start: l.start.into(), axis, radius: l.radius }, scale(l.color, PI * PI * l.intensity * axis.length()))
             }
         };
         if power.iter().any(|&c| c > 0.0) {

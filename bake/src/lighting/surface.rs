@@ -97,16 +97,7 @@ impl Surface {
         }
         adj.truncate(out);
         let edges = (indices.len()).max(1) as f64;
-        Surface {
-            weld,
-            pos,
-            normal,
-            area,
-            adj_start,
-            adj,
-            total_area,
-            mean_edge: (edge_sum / edges) as f32,
-        }
+        Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge: (edge_sum / edges) as f32 }
     }
 
     /// Runs the filter over `power` (per welded vertex: ambient RGB, direct-light RGB) and

@@ -71,16 +71,42 @@ fn room(lo: [f32; 3], hi: [f32; 3], pos: &mut Vec<[f32; 3]>, idx: &mut Vec<u32>)
 fn inward_icosphere(levels: usize) -> (Vec<[f32; 3]>, Vec<u32>) {
     let t = (1.0 + 5f32.sqrt()) / 2.0;
     let mut pos: Vec<[f32; 3]> = [
-        [-1.0, t, 0.0], [1.0, t, 0.0], [-1.0, -t, 0.0], [1.0, -t, 0.0],
-        [0.0, -1.0, t], [0.0, 1.0, t], [0.0, -1.0, -t], [0.0, 1.0, -t],
-        [t, 0.0, -1.0], [t, 0.0, 1.0], [-t, 0.0, -1.0], [-t, 0.0, 1.0],
+        [-1.0, t, 0.0],
+        [1.0, t, 0.0],
+        [-1.0, -t, 0.0],
+        [1.0, -t, 0.0],
+        [0.0, -1.0, t],
+        [0.0, 1.0, t],
+        [0.0, -1.0, -t],
+        [0.0, 1.0, -t],
+        [t, 0.0, -1.0],
+        [t, 0.0, 1.0],
+        [-t, 0.0, -1.0],
+        [-t, 0.0, 1.0],
     ]
     .map(|p| Vec3A::from(p).normalize().into())
     .to_vec();
     let mut tris: Vec<[u32; 3]> = vec![
-        [0, 11, 5], [0, 5, 1], [0, 1, 7], [0, 7, 10], [0, 10, 11], [1, 5, 9], [5, 11, 4], [11, 10, 2],
-        [10, 7, 6], [7, 1, 8], [3, 9, 4], [3, 4, 2], [3, 2, 6], [3, 6, 8], [3, 8, 9], [4, 9, 5],
-        [2, 4, 11], [6, 2, 10], [8, 6, 7], [9, 8, 1],
+        [0, 11, 5],
+        [0, 5, 1],
+        [0, 1, 7],
+        [0, 7, 10],
+        [0, 10, 11],
+        [1, 5, 9],
+        [5, 11, 4],
+        [11, 10, 2],
+        [10, 7, 6],
+        [7, 1, 8],
+        [3, 9, 4],
+        [3, 4, 2],
+        [3, 2, 6],
+        [3, 6, 8],
+        [3, 8, 9],
+        [4, 9, 5],
+        [2, 4, 11],
+        [6, 2, 10],
+        [8, 6, 7],
+        [9, 8, 1],
     ];
     for _ in 0..levels {
         let mut mid: HashMap<(u32, u32), u32> = HashMap::new();
@@ -183,7 +209,15 @@ fn furnace_conserves_power_over_bounces() {
     spec.paths_per_area = 4000.0;
     spec.lights = vec![
         LightSpec::Point(PointLight { position: [0.3, 0.0, 0.0], radius: 0.05, intensity: 1.0, ..PointLight::default() }),
-        LightSpec::Spot(SpotLight { position: [-0.3, 0.0, 0.0], direction: [0.0, 0.0, 1.0], angle: 40.0, softness: 0.0, radius: 0.05, intensity: 2.0, ..SpotLight::default() }),
+        LightSpec::Spot(SpotLight {
+            position: [-0.3, 0.0, 0.0],
+            direction: [0.0, 0.0, 1.0],
+            angle: 40.0,
+            softness: 0.0,
+            radius: 0.05,
+            intensity: 2.0,
+            ..SpotLight::default()
+        }),
         LightSpec::Line(LineLight { start: [0.0, -0.4, -0.2], end: [0.0, 0.4, -0.2], radius: 0.02, intensity: 0.5, ..LineLight::default() }),
         LightSpec::Point(PointLight { indirect: false, intensity: 100.0, ..PointLight::default() }),
     ];
@@ -341,7 +375,9 @@ fn bad_inputs_are_errors_not_panics() {
     assert!(baked.irradiance_at(&pos, &[]).is_err());
     assert!(baked.irradiance_at(&[[f32::NAN; 3]], &[[0.0, 0.0, 1.0]]).is_err());
     // An empty mesh bakes to nothing but still answers queries (open sky, sun only).
-    let empty = bake_lighting(&SceneMesh { positions: &[], indices: &[], materials: None, clusters: &[] }, b, &no_volume(), &LightingSpec::default(), 0).unwrap();
+    let empty =
+        bake_lighting(&SceneMesh { positions: &[], indices: &[], materials: None, clusters: &[] }, b, &no_volume(), &LightingSpec::default(), 0)
+            .unwrap();
     let e = empty.irradiance_at(&[[0.5; 3]], &[[0.0, 0.0, 1.0]]).unwrap()[0];
     assert!(e.sun_moon[0] > 0.0 && e.ambient == [0.0; 3]);
 }

@@ -164,12 +164,7 @@ pub(crate) fn trace_all(
         }
         let per_task = power.len().div_ceil(4 * threads).max(1);
         rayon::join(
-            || {
-                power
-                    .par_chunks_mut(per_task)
-                    .enumerate()
-                    .for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, &deposits))
-            },
+            || power.par_chunks_mut(per_task).enumerate().for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, &deposits)),
             || volume.add(&segments),
         );
         batch_start = batch_end;
@@ -272,13 +267,7 @@ fn land(
     let Photon { origin, dir, mut power, bounce, mut rng, source, fresh_lum } = photon;
     let direct = bounce == 0 && src.class != Class::Sky;
     if scene.record_segments {
-        rec.segments.push(Segment {
-            origin,
-            dir,
-            t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t),
-            power,
-            class: direct as u8,
-        });
+        rec.segments.push(Segment { origin, dir, t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t), power, class: direct as u8 });
     }
     let Some((h, slot)) = hit else { return };
     if !h.front {

@@ -223,13 +223,7 @@ struct Sweep {
 impl Sweep {
     fn new(cells: [usize; 3]) -> Self {
         let [cx, cy, _] = cells;
-        Sweep {
-            cells,
-            signs: vec![0; (cx + 1) * (cy + 1)],
-            quad_lo: vec![0; cx * cy],
-            quad_hi: vec![0; cx * cy],
-            case_row: vec![0; cx],
-        }
+        Sweep { cells, signs: vec![0; (cx + 1) * (cy + 1)], quad_lo: vec![0; cx * cy], quad_hi: vec![0; cx * cy], case_row: vec![0; cx] }
     }
 
     /// Fills `quad` with the codes of corner slice `k`: bit 0 = corner (x, y), bit 1 = (x+1, y),
@@ -372,11 +366,7 @@ impl<'a> Emitter<'a> {
             ids[e] = id;
         }
         for t in &case.tris[..usize::from(case.ntris)] {
-            self.mesh.indices.extend_from_slice(&[
-                ids[usize::from(t[0])],
-                ids[usize::from(t[1])],
-                ids[usize::from(t[2])],
-            ]);
+            self.mesh.indices.extend_from_slice(&[ids[usize::from(t[0])], ids[usize::from(t[1])], ids[usize::from(t[2])]]);
         }
     }
 

@@ -6,12 +6,9 @@ use super::*;
 // ---------------------------------------------------------------- helpers
 
 fn mesh_of(range: CellRange, stride: i32, f: impl Fn(f64, f64, f64) -> f64) -> IsoMesh {
-    let block = DensityBlock::from_fn(
-        range.block_origin(stride).unwrap(),
-        range.block_dims().unwrap(),
-        stride,
-        |x, y, z| f(f64::from(x), f64::from(y), f64::from(z)) as f32,
-    );
+    let block = DensityBlock::from_fn(range.block_origin(stride).unwrap(), range.block_dims().unwrap(), stride, |x, y, z| {
+        f(f64::from(x), f64::from(y), f64::from(z)) as f32
+    });
     march(&block, &range).unwrap()
 }
 
@@ -488,7 +485,11 @@ fn rounding_to_the_output_lattice_keeps_triangles_and_vertices_distinct() {
     // their edge's corners, where the clamp decides where they land.
     let f = |x: f64, y: f64, z: f64| {
         let v = noise(x, y, z);
-        if v > 0.0 { 1e-6 * v } else { v }
+        if v > 0.0 {
+            1e-6 * v
+        } else {
+            v
+        }
     };
     let range = CellRange { min: [3, -2, 0], cells: [16, 16, 16] };
     for (stride, edge_steps) in [(1, 2), (1, 8), (1, 512), (2, 1024), (4, 16)] {

@@ -27,8 +27,8 @@ use super::progress::Progress;
 use super::registry::{Entry, Registry};
 use super::stage_cache::{StageCache, StageInputs};
 use super::tile::{BakedTile, TileSummary};
-use super::{writer_version, StageTiming, PACK_VERSION};
 use super::BakeError;
+use super::{writer_version, StageTiming, PACK_VERSION};
 use crate::world::World;
 
 /// What every product shares about the world being baked.
@@ -317,7 +317,8 @@ impl<'a> Engine<'a> {
                 .zip(&pack_keys)
                 .map(|(&t, key)| {
                     let id = self.plan.tiles[t];
-                    let want = hit_check::PackIdentity { id, world_name: &self.plan.world.spec.name, inputs_hash: key.key().0 as u64, products: &products };
+                    let want =
+                        hit_check::PackIdentity { id, world_name: &self.plan.world.spec.name, inputs_hash: key.key().0 as u64, products: &products };
                     self.cache.lookup(&id.label(), key, |b| hit_check::pack(&b, &want))
                 })
                 .collect()

@@ -12,16 +12,8 @@ pub const ENV: &str = "KILN_FAILPOINT";
 
 fn armed() -> &'static [String] {
     static ARMED: OnceLock<Vec<String>> = OnceLock::new();
-    ARMED.get_or_init(|| {
-        std::env::var(ENV)
-            .map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
-    })
+    ARMED
+        .get_or_init(|| std::env::var(ENV).map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()).unwrap_or_default())
 }
 
 /// Dies here if `point` is armed.

@@ -62,10 +62,7 @@ pub fn pack(bytes: &[u8], want: &PackIdentity) -> Result<BakedTile, String> {
 /// A cached density volume: `expected` bytes of finite f32 samples.
 pub fn volume(bytes: &[u8], expected: usize) -> Result<Vec<f32>, String> {
     if bytes.len() != expected {
-        return Err(format!(
-            "{} bytes, not the {expected} of this world's volume",
-            bytes.len()
-        ));
+        return Err(format!("{} bytes, not the {expected} of this world's volume", bytes.len()));
     }
     let data: Vec<f32> = bytemuck::pod_collect_to_vec(bytes);
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {
@@ -79,13 +76,7 @@ pub fn volume(bytes: &[u8], expected: usize) -> Result<Vec<f32>, String> {
 pub fn tile_inputs(bytes: &[u8], tiles: usize) -> Result<Vec<TileInputHashes>, String> {
     let expected = tiles * TileInputHashes::BYTES;
     if bytes.len() != expected {
-        return Err(format!(
-            "{} bytes, not {expected} for {tiles} tiles",
-            bytes.len()
-        ));
+        return Err(format!("{} bytes, not {expected} for {tiles} tiles", bytes.len()));
     }
-    Ok(bytes
-        .chunks_exact(TileInputHashes::BYTES)
-        .map(TileInputHashes::from_bytes)
-        .collect())
+    Ok(bytes.chunks_exact(TileInputHashes::BYTES).map(TileInputHashes::from_bytes).collect())
 }

@@ -153,7 +153,8 @@ impl WorldProduct for TransportProduct {
         }
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
-        let world = bake_world(&plan.tiling, &meshes, &spec.lighting, seed).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
+        let world =
+            bake_world(&plan.tiling, &meshes, &spec.lighting, seed).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
         let detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
         Ok((Box::new(world), detail))
@@ -205,8 +206,10 @@ impl TileProduct for LightingProduct {
     /// it must hold one value per vertex of the geometry it is packed with.
     fn validate(&self, tile: usize, output: &TileOutput, keys: &KeyCtx) -> Result<(), String> {
         let plan = keys.plan();
-        let vertex = VertexIrradiance::decode(output.section(VertexIrradiance::KIND).ok_or("no VXIR section")?).map_err(|e| format!("vertex irradiance: {e}"))?;
-        let grid = IrradianceGrid::decode(output.section(IrradianceGrid::KIND).ok_or("no IRVL section")?).map_err(|e| format!("irradiance volume: {e}"))?;
+        let vertex = VertexIrradiance::decode(output.section(VertexIrradiance::KIND).ok_or("no VXIR section")?)
+            .map_err(|e| format!("vertex irradiance: {e}"))?;
+        let grid =
+            IrradianceGrid::decode(output.section(IrradianceGrid::KIND).ok_or("no IRVL section")?).map_err(|e| format!("irradiance volume: {e}"))?;
         let slice = slice_box(&plan.tiling, plan.tiles[tile]);
         if (grid.min, grid.max, grid.dims) != slice {
             return Err(format!(

@@ -69,11 +69,8 @@ impl Tiling {
         while shift < 12 && extent << (shift + 1) <= u16::MAX as i64 {
             shift += 1;
         }
-        let origin = [
-            ((min[0] as i64 - margin) << shift) as i32,
-            ((min[1] as i64 - margin) << shift) as i32,
-            ((min[2] as i64 - margin) << shift) as i32,
-        ];
+        let origin =
+            [((min[0] as i64 - margin) << shift) as i32, ((min[1] as i64 - margin) << shift) as i32, ((min[2] as i64 - margin) << shift) as i32];
         Lattice { voxel_size: self.voxel_size, shift, origin }
     }
 
@@ -122,7 +119,13 @@ pub fn surface_deviation(dims: [usize; 3], data: &[f32], positions_voxels: &[[f3
         .map(|&p| {
             let (d, g) = sample_with_gradient(dims, data, p);
             let gl = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
-            if gl > 1e-6 { (d.abs() / gl).min(cap) } else if d.abs() < 1e-6 { 0.0 } else { cap }
+            if gl > 1e-6 {
+                (d.abs() / gl).min(cap)
+            } else if d.abs() < 1e-6 {
+                0.0
+            } else {
+                cap
+            }
         })
         .fold(0.0, f32::max)
 }

@@ -59,10 +59,7 @@ fn is_leftover(file: &str, name: &str, what: &str) -> bool {
 fn recover_leftovers(out_root: &Path, name: &str, dest: &Path) -> Result<(), BakeError> {
     let mut staging = Vec::new();
     let mut old = Vec::new();
-    for e in fs::read_dir(out_root)
-        .map_err(|e| BakeError::io(out_root, e))?
-        .flatten()
-    {
+    for e in fs::read_dir(out_root).map_err(|e| BakeError::io(out_root, e))?.flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
         if is_leftover(&file, name, "staging") {
             staging.push(e.path());
@@ -70,9 +67,7 @@ fn recover_leftovers(out_root: &Path, name: &str, dest: &Path) -> Result<(), Bak
             old.push(e.path());
         }
     }
-    if !old.is_empty()
-        && matches!(fs::symlink_metadata(dest), Err(e) if e.kind() == io::ErrorKind::NotFound)
-    {
+    if !old.is_empty() && matches!(fs::symlink_metadata(dest), Err(e) if e.kind() == io::ErrorKind::NotFound) {
         // Only a kill between the fallback's two renames leaves an old bake and no bake in place.
         // The newest aside copy is the one that was in place last.
         old.sort_by_key(|p| fs::symlink_metadata(p).and_then(|m| m.modified()).ok());
@@ -115,9 +110,7 @@ fn check_dest(dest: &Path) -> Result<(), BakeError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(BakeError::io(dest, e)),
     };
-    let is_bake = meta.is_dir()
-        && (dest.join("manifest.kpack").is_file()
-            || fs::read_dir(dest).is_ok_and(|mut d| d.next().is_none()));
+    let is_bake = meta.is_dir() && (dest.join("manifest.kpack").is_file() || fs::read_dir(dest).is_ok_and(|mut d| d.next().is_none()));
     if !is_bake {
         return Err(BakeError::BadOption(format!(
             "{}: exists and is not a Kiln bake (no manifest.kpack); not replacing it: move it away or choose another --out",
@@ -149,12 +142,7 @@ fn still_at(file: &fs::File, path: &Path) -> bool {
 fn lock(out_root: &Path, name: &str, dest: &Path) -> Result<(fs::File, PathBuf), BakeError> {
     let path = out_root.join(format!(".{name}.lock"));
     loop {
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| BakeError::io(&path, e))?;
+        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| BakeError::io(&path, e))?;
         match file.try_lock() {
             Ok(()) if still_at(&file, &path) => return Ok((file, path)),
             // The previous holder removed it between our open and our lock: take the new one.
@@ -175,10 +163,7 @@ impl Staging {
         check_name(out_root, name)?;
         match fs::metadata(out_root) {
             Ok(m) if !m.is_dir() => {
-                return Err(BakeError::BadOption(format!(
-                    "{}: --out is not a directory",
-                    out_root.display()
-                )));
+                return Err(BakeError::BadOption(format!("{}: --out is not a directory", out_root.display())));
             }
             Ok(_) => {}
             Err(_) => fs::create_dir_all(out_root).map_err(|e| BakeError::io(out_root, e))?,
@@ -194,13 +179,7 @@ impl Staging {
             let _ = fs::remove_file(&lock_path);
             return Err(e);
         }
-        Ok(Staging {
-            dir,
-            dest,
-            _lock: lock,
-            lock_path,
-            committed: false,
-        })
+        Ok(Staging { dir, dest, _lock: lock, lock_path, committed: false })
     }
 
     /// Where the bake will be once committed.
@@ -242,9 +221,7 @@ impl Staging {
                     if p.is_dir() {
                         stack.push(p);
                     } else {
-                        fs::File::open(&p)
-                            .and_then(|f| f.sync_all())
-                            .map_err(|e| BakeError::io(&p, e))?;
+                        fs::File::open(&p).and_then(|f| f.sync_all()).map_err(|e| BakeError::io(&p, e))?;
                     }
                 }
             }
@@ -293,14 +270,8 @@ impl Staging {
 
     /// The fallback where directories cannot be exchanged atomically (module documentation).
     fn commit_by_two_renames(mut self) -> Result<PathBuf, BakeError> {
-        let name = self
-            .dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let old = self
-            .dest
-            .with_file_name(format!(".{name}.old-{}", std::process::id()));
+        let name = self.dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let old = self.dest.with_file_name(format!(".{name}.old-{}", std::process::id()));
         fs::rename(&self.dest, &old).map_err(|e| BakeError::io(&self.dest, e))?;
         failpoint::hit("commit:after-move-aside");
         if let Err(e) = fs::rename(&self.dir, &self.dest) {
@@ -337,23 +308,11 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     if std::env::var_os(NO_EXCHANGE_ENV).is_some() {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    let c = |p: &Path| {
-        CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
-    };
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
     let (a, b) = (c(a)?, c(b)?);
     // SAFETY: both strings are NUL-terminated and outlive the call; renameat2 only reads them.
     // Called through syscall(2) so that it does not depend on the C library's version.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
     if r == 0 {
         Ok(())
     } else {
@@ -368,10 +327,7 @@ fn exchange(_: &Path, _: &Path) -> io::Result<()> {
 
 fn exchange_unsupported(e: &io::Error) -> bool {
     #[cfg(target_os = "linux")]
-    if matches!(
-        e.raw_os_error(),
-        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
-    ) {
+    if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)) {
         return true;
     }
     e.kind() == io::ErrorKind::Unsupported
@@ -380,8 +336,7 @@ fn exchange_unsupported(e: &io::Error) -> bool {
 /// Whether `dest` already holds exactly `files` (relative path, bytes) and nothing else, so a
 /// rebake with unchanged output need not write anything.
 pub fn matches(dest: &Path, files: &[(String, &[u8])]) -> bool {
-    let mut expected: std::collections::BTreeSet<PathBuf> =
-        files.iter().map(|(p, _)| dest.join(p)).collect();
+    let mut expected: std::collections::BTreeSet<PathBuf> = files.iter().map(|(p, _)| dest.join(p)).collect();
     let Ok(found) = kiln_formats::find_packs(dest) else {
         return false;
     };
@@ -390,8 +345,7 @@ pub fn matches(dest: &Path, files: &[(String, &[u8])]) -> bool {
     }
     files.iter().all(|(p, bytes)| {
         let path = dest.join(p);
-        fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64)
-            && fs::read(&path).is_ok_and(|b| b == *bytes)
+        fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == *bytes)
     })
 }
 
@@ -402,18 +356,7 @@ mod tests {
     #[test]
     fn names_that_leave_out_are_refused() {
         let out = Path::new("out");
-        for bad in [
-            "",
-            ".",
-            "..",
-            "../x",
-            "/abs",
-            "a/b",
-            "a\\b",
-            ".hidden",
-            "x\0y",
-            &"n".repeat(256),
-        ] {
+        for bad in ["", ".", "..", "../x", "/abs", "a/b", "a\\b", ".hidden", "x\0y", &"n".repeat(256)] {
             assert!(check_name(out, bad).is_err(), "{bad:?} accepted");
         }
         for good in ["tiny", "ice_caves", "a.b", "a..b", "x-1"] {

@@ -9,8 +9,8 @@ use super::super::engine::{Engine, KeyCtx, Plan, TileCtx};
 use super::super::product::{RawSection, TileOutput, TileProduct};
 use super::super::progress::NoProgress;
 use super::super::stage_cache::{StageCache, StageInputs};
-use super::Registry;
 use super::BakeError;
+use super::Registry;
 use crate::world::World;
 
 const PROBE: SectionKind = SectionKind(*b"PRBE");

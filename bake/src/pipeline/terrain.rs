@@ -16,8 +16,8 @@ use super::skirts::{add_skirts, BorderPlane};
 use super::stage_cache::StageInputs;
 use super::tile::{TileError, TileSummary};
 use super::volume::Volume;
-use crate::ao::{ambient_occlusion, AoSettings, OccupancyField};
 use super::BakeError;
+use crate::ao::{ambient_occlusion, AoSettings, OccupancyField};
 use crate::density::DensityVolume;
 use crate::mc::{march_into, CellRange, IsoMesh};
 

@@ -6,8 +6,8 @@ use super::hit_check;
 use super::inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
 use super::product::{WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
-use crate::ao::OccupancyField;
 use super::BakeError;
+use crate::ao::OccupancyField;
 use crate::density::DensityVolume;
 
 /// Version of the density volume's (noise, floor, brushes, floaters, closed sides) algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -28,8 +28,8 @@ pub struct DensityProduct;
 
 impl DensityProduct {
     fn volume(keys: &KeyCtx, density: DensityVolume) -> Result<Volume, BakeError> {
-        let occupancy =
-            OccupancyField::from_densities(density.dims, &density.data).map_err(|source| BakeError::Occupancy { world: keys.plan().world_name(), source })?;
+        let occupancy = OccupancyField::from_densities(density.dims, &density.data)
+            .map_err(|source| BakeError::Occupancy { world: keys.plan().world_name(), source })?;
         Ok(Volume { density, occupancy })
     }
 

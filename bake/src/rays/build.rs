@@ -1,9 +1,9 @@
 //! Building the hierarchy: top-down binned SAH over triangle records, subtrees in parallel, then
 //! collapsed into 8-wide nodes (see the parent module for the layout).
 
-use super::{leaf_word, Aabb, Bvh, Node, HALVES, MAX_LEAF, WIDTH};
 use super::triangle::{TriBlock, BLOCK};
 use super::BuildError;
+use super::{leaf_word, Aabb, Bvh, Node, HALVES, MAX_LEAF, WIDTH};
 use crate::mem::huge_vec;
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
@@ -42,7 +42,6 @@ impl Prim {
         (Vec3A::from(self.lo) + Vec3A::from(self.hi)) * 0.5
     }
 }
-
 
 impl Bvh {
     /// Builds the hierarchy over `indices.len() / 3` triangles of `positions`.
@@ -239,7 +238,13 @@ fn build_node(prims: &mut [Prim], offset: u32, depth: u32, bounds: Bounds) -> Bu
         None => {
             // Median split along the widest centroid axis; ties broken by id for determinism.
             let ext = bounds.centroids.hi - bounds.centroids.lo;
-            let axis = if ext.x >= ext.y && ext.x >= ext.z { 0 } else if ext.y >= ext.z { 1 } else { 2 };
+            let axis = if ext.x >= ext.y && ext.x >= ext.z {
+                0
+            } else if ext.y >= ext.z {
+                1
+            } else {
+                2
+            };
             let key = |p: &Prim| (p.centroid()[axis], p.id);
             prims.select_nth_unstable_by(n / 2, |a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
             let (l, r) = prims.split_at(n / 2);
@@ -260,7 +265,13 @@ fn build_node(prims: &mut [Prim], offset: u32, depth: u32, bounds: Bounds) -> Bu
 enum Split {
     Leaf,
     /// Centroids in bins below `bin` go left; `boxes` are the two sides' boxes.
-    Plane { axis: usize, bin: usize, scale: f32, lo: f32, boxes: [Aabb; 2] },
+    Plane {
+        axis: usize,
+        bin: usize,
+        scale: f32,
+        lo: f32,
+        boxes: [Aabb; 2],
+    },
 }
 
 /// Blocks a leaf of `n` triangles fills: the SAH's leaf cost (a block costs the same however
@@ -406,11 +417,7 @@ fn collect_leaves(node: &BuildNode, out: &mut Vec<(u32, u32)>) {
 /// Appends `node` depth-first, collapsing binary levels into 8-wide nodes, and returns its child
 /// word. Children are opened largest-area first, which keeps the collapsed tree SAH-friendly.
 fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 {
-    let empty_node = || Node {
-        lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3],
-        hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3],
-        child: [0; WIDTH],
-    };
+    let empty_node = || Node { lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3], hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3], child: [0; WIDTH] };
     let (boxes, kids) = match node {
         BuildNode::Leaf { count: 0, .. } => {
             // Only an empty mesh yields an empty leaf; a node of inverted boxes is never entered.
@@ -422,14 +429,13 @@ fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 
     };
     let mut slots: Vec<(&BuildNode, Aabb)> = vec![(&kids[0], boxes[0]), (&kids[1], boxes[1])];
     while slots.len() < WIDTH {
-        let open = slots
-            .iter()
-            .enumerate()
-            .filter(|(_, (n, _))| matches!(n, BuildNode::Inner { .. }))
-            .fold(None, |best: Option<(usize, f32)>, (i, (_, b))| match best {
+        let open = slots.iter().enumerate().filter(|(_, (n, _))| matches!(n, BuildNode::Inner { .. })).fold(
+            None,
+            |best: Option<(usize, f32)>, (i, (_, b))| match best {
                 Some((_, area)) if area >= b.half_area() => best,
                 _ => Some((i, b.half_area())),
-            });
+            },
+        );
         let Some((i, _)) = open else { break };
         if let (BuildNode::Inner { boxes, kids }, _) = slots[i] {
             slots.splice(i..=i, [(&kids[0], boxes[0]), (&kids[1], boxes[1])]);

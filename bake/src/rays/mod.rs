@@ -35,9 +35,9 @@ mod test_rng;
 mod triangle;
 mod walk;
 
+use glam::{Vec3A, Vec4};
 use triangle::{TriBlock, BLOCK};
 use walk::{Query, Walk};
-use glam::{Vec3A, Vec4};
 
 /// Why [`Bvh::build`] refused a mesh.
 #[derive(Debug, thiserror::Error)]
@@ -149,7 +149,6 @@ struct Node {
 /// Four-lane halves of a node: children per node = 4 · HALVES.
 const HALVES: usize = 2;
 const WIDTH: usize = 4 * HALVES;
-
 
 /// A BVH over a triangle mesh. Immutable once built; queries are `&self` and thread-safe.
 #[derive(Debug)]
@@ -301,9 +300,9 @@ impl Bvh {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::test_rng::{uniform_sphere, Rng};
     use super::triangle::{RayPre, Tri};
+    use super::*;
 
     fn random_soup(count: usize, seed: u64) -> (Vec<[f32; 3]>, Vec<u32>) {
         let mut rng = Rng::new(seed);
@@ -504,4 +503,3 @@ mod tests {
         assert_eq!((found, blocked), ([None; 3], [false; 3]));
     }
 }
-

@@ -100,7 +100,13 @@ impl RayPre {
     pub(crate) fn new(ray: &Ray) -> Self {
         let d = ray.dir;
         let a = d.abs();
-        let kz = if a.x >= a.y && a.x >= a.z { 0 } else if a.y >= a.z { 1 } else { 2 };
+        let kz = if a.x >= a.y && a.x >= a.z {
+            0
+        } else if a.y >= a.z {
+            1
+        } else {
+            2
+        };
         let mut kx = (kz + 1) % 3;
         let mut ky = (kx + 1) % 3;
         if d[kz] < 0.0 {
@@ -203,7 +209,6 @@ fn safe_inv(x: f32) -> f32 {
         1.0 / x
     }
 }
-
 
 #[cfg(test)]
 mod tests {

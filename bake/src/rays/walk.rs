@@ -2,8 +2,8 @@
 //! time, so one thread can interleave several walks and fetch each one's next node while it
 //! works on the others (see [`Bvh::intersect_stream`]).
 
-use super::{leaf_range, Bvh, Cull, Hit, Node, Ray, HALVES, LEAF_FLAG, STACK, WIDTH};
 use super::triangle::{RayPre, BLOCK};
+use super::{leaf_range, Bvh, Cull, Hit, Node, Ray, HALVES, LEAF_FLAG, STACK, WIDTH};
 use crate::mem::prefetch_all;
 use glam::Vec4;
 use std::mem::MaybeUninit;

@@ -164,13 +164,7 @@ pub fn parse_brushes(text: &str, file: &Path) -> Result<Vec<BrushStroke>, WorldE
         if entry.position.iter().any(|c| !c.is_finite()) {
             return Err(bad("position", format!("must be finite world coordinates; got {:?}", entry.position)));
         }
-        let stroke = BrushStroke {
-            shape: entry.shape,
-            falloff: entry.falloff,
-            radius: entry.radius,
-            weight: entry.weight,
-            position: entry.position,
-        };
+        let stroke = BrushStroke { shape: entry.shape, falloff: entry.falloff, radius: entry.radius, weight: entry.weight, position: entry.position };
         let Some(to) = entry.to else {
             if entry.spacing.is_some() {
                 return Err(bad("spacing", "is only used together with `to` (a sweep)".into()));
@@ -192,10 +186,7 @@ pub fn parse_brushes(text: &str, file: &Path) -> Result<Vec<BrushStroke>, WorldE
         let length = (delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]).sqrt();
         let steps = (length / spacing).ceil();
         if steps + 1.0 > (MAX_STROKES - strokes.len()) as f64 {
-            return Err(bad(
-                "spacing",
-                format!("the sweep of length {length} at spacing {spacing} exceeds {MAX_STROKES} strokes in all"),
-            ));
+            return Err(bad("spacing", format!("the sweep of length {length} at spacing {spacing} exceeds {MAX_STROKES} strokes in all")));
         }
         let steps = (steps as usize).max(1);
         for k in 0..=steps {
@@ -223,9 +214,11 @@ mod tests {
 
     #[test]
     fn strokes_parse_with_defaults_and_round_trip() {
-        let s = parse("[[stroke]]\nradius = 1\nweight = -2\nposition = [1, 2, 3]\n\
-                       [[stroke]]\nshape = 'cube'\nfalloff = 'quadratic'\nradius = 0.5\nweight = 0.25\nposition = [0.1, 0.2, 0.3]\n")
-            .unwrap();
+        let s = parse(
+            "[[stroke]]\nradius = 1\nweight = -2\nposition = [1, 2, 3]\n\
+                       [[stroke]]\nshape = 'cube'\nfalloff = 'quadratic'\nradius = 0.5\nweight = 0.25\nposition = [0.1, 0.2, 0.3]\n",
+        )
+        .unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].shape, s[0].falloff), (BrushShape::Sphere, Falloff::Constant));
         assert_eq!(s[1].position, [0.1, 0.2, 0.3]);
@@ -235,8 +228,7 @@ mod tests {
 
     #[test]
     fn sweeps_expand_evenly_and_end_exactly() {
-        let s = parse("[[stroke]]\nradius = 1\nweight = -1\nposition = [0, 0, 0]\nto = [2, 0, 0]\nspacing = 0.3\n")
-            .unwrap();
+        let s = parse("[[stroke]]\nradius = 1\nweight = -1\nposition = [0, 0, 0]\nto = [2, 0, 0]\nspacing = 0.3\n").unwrap();
         assert_eq!(s.len(), 8); // ceil(2 / 0.3) = 7 steps, 8 strokes
         assert_eq!(s[0].position, [0.0, 0.0, 0.0]);
         assert_eq!(s[7].position, [2.0, 0.0, 0.0]);
@@ -252,12 +244,10 @@ mod tests {
         let msg = parse(text).unwrap_err().to_string();
         assert_eq!(msg, "b.toml:7:10: stroke[1].radius: must be a positive number of world units; got -2");
 
-        let msg =
-            parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nshape = 'cone'\n").unwrap_err().to_string();
+        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nshape = 'cone'\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:5:9: stroke[0].shape: unknown variant `cone`"), "{msg}");
 
-        let msg =
-            parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\ncolour = 3\n").unwrap_err().to_string();
+        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\ncolour = 3\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:5:1: stroke[0].colour: unknown field `colour`"), "{msg}");
 
         let msg = parse("[[stroke]]\nradius = 1\nposition = [0,0,0]\n").unwrap_err().to_string();
@@ -266,27 +256,17 @@ mod tests {
         let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0]\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:4:12: stroke[0].position: invalid length 2"), "{msg}");
 
-        let msg =
-            parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nspacing = 1\n").unwrap_err().to_string();
+        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nspacing = 1\n").unwrap_err().to_string();
         assert!(msg.starts_with("b.toml:5:11: stroke[0].spacing: is only used together with `to`"), "{msg}");
 
-        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nto = [1e9,0,0]\nspacing = 1e-3\n")
-            .unwrap_err()
-            .to_string();
+        let msg = parse("[[stroke]]\nradius = 1\nweight = 1\nposition = [0,0,0]\nto = [1e9,0,0]\nspacing = 1e-3\n").unwrap_err().to_string();
         assert!(msg.contains("stroke[0].spacing") && msg.contains("exceeds"), "{msg}");
     }
 
     #[test]
     fn brush_work_is_bounded() {
-        let spec: super::super::WorldSpec =
-            toml::from_str("name = 'w'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n").unwrap();
-        let stroke = |r: f64| BrushStroke {
-            shape: BrushShape::Cube,
-            falloff: Falloff::Constant,
-            radius: r,
-            weight: 1.0,
-            position: [8.0, 8.0, 4.0],
-        };
+        let spec: super::super::WorldSpec = toml::from_str("name = 'w'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n").unwrap();
+        let stroke = |r: f64| BrushStroke { shape: BrushShape::Cube, falloff: Falloff::Constant, radius: r, weight: 1.0, position: [8.0, 8.0, 4.0] };
         // A whole-volume stroke visits 64 * 64 * 32 = 2^17 samples; 2^17 of them are exactly the limit.
         let whole = vec![stroke(1e9); 1 << 17];
         assert!(check_work(&whole, &spec).is_ok());

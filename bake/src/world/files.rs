@@ -65,9 +65,7 @@ pub fn resolve_inside(base_dir: &Path, rel: &str) -> Result<PathBuf, String> {
         match c {
             Component::Normal(_) | Component::CurDir => {}
             Component::ParentDir => return Err("must not contain '..' (files must lie beside the world file)".into()),
-            Component::RootDir | Component::Prefix(_) => {
-                return Err("must be a path relative to the world file's directory".into())
-            }
+            Component::RootDir | Component::Prefix(_) => return Err("must be a path relative to the world file's directory".into()),
         }
     }
     // A drive-relative `C:x` has no prefix component on Unix but would escape on Windows.
@@ -79,11 +77,7 @@ pub fn resolve_inside(base_dir: &Path, rel: &str) -> Result<PathBuf, String> {
     let canon_dir = dir.canonicalize().map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
     let canon = full.canonicalize().map_err(|e| format!("cannot read {}: {e}", full.display()))?;
     if !canon.starts_with(&canon_dir) {
-        return Err(format!(
-            "resolves to {}, outside the world file's directory {}",
-            canon.display(),
-            canon_dir.display()
-        ));
+        return Err(format!("resolves to {}, outside the world file's directory {}", canon.display(), canon_dir.display()));
     }
     Ok(canon)
 }

@@ -21,9 +21,7 @@ pub enum HeightmapError {
     /// The grayscale PNG has 1, 2 or 4 bits per sample; holds its bit depth.
     #[error("PNG grayscale must be 8- or 16-bit; got {0:?}")]
     BitDepth(png::BitDepth),
-    #[error(
-        "raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}"
-    )]
+    #[error("raw heightmap of {width} x {height} needs {expected} bytes (16-bit little-endian); the file has {actual}")]
     /// A raw heightmap's file length is not two bytes per pixel of its declared size.
     RawSize {
         /// Declared width in pixels.
@@ -92,9 +90,7 @@ impl Heightmap {
         let mut samples = Vec::with_capacity(width as usize * height as usize);
         for row in buf.chunks_exact(frame.line_size).take(height as usize) {
             match depth {
-                png::BitDepth::Sixteen => {
-                    samples.extend(row[..width as usize * 2].chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]])))
-                }
+                png::BitDepth::Sixteen => samples.extend(row[..width as usize * 2].chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]]))),
                 png::BitDepth::Eight => samples.extend(row[..width as usize].iter().map(|&b| u16::from(b) * 257)),
                 other => return Err(HeightmapError::BitDepth(other)),
             }

@@ -23,8 +23,8 @@ pub use heightmap::{Heightmap, HeightmapError, MAX_HEIGHTMAP_SIDE};
 pub use name::{name_problem, MAX_NAME_LEN};
 pub use spec::{BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, VolumeSpec, WorldSpec};
 pub use validate::{
-    heightmap_is_raw, SpecIssue, MAX_AXIS, MAX_LACUNARITY, MAX_NOISE_AMPLITUDE, MAX_NOISE_CYCLES, MAX_OCTAVES,
-    MAX_TERMS, MAX_TILES_PER_AXIS, MAX_VOXELS, MAX_VOXEL_SIZE, MIN_VOXEL_SIZE,
+    heightmap_is_raw, SpecIssue, MAX_AXIS, MAX_LACUNARITY, MAX_NOISE_AMPLITUDE, MAX_NOISE_CYCLES, MAX_OCTAVES, MAX_TERMS, MAX_TILES_PER_AXIS,
+    MAX_VOXELS, MAX_VOXEL_SIZE, MIN_VOXEL_SIZE,
 };
 
 use source::SourceDoc;
@@ -86,8 +86,7 @@ pub struct World {
 /// Reads, parses and validates the world file at `path`, loading referenced files relative to
 /// its directory.
 pub fn load_world(path: &Path) -> Result<World, WorldError> {
-    let bytes = files::read_limited(path, MAX_WORLD_FILE_BYTES)
-        .map_err(|reason| WorldError::Read { file: path.to_owned(), reason })?;
+    let bytes = files::read_limited(path, MAX_WORLD_FILE_BYTES).map_err(|reason| WorldError::Read { file: path.to_owned(), reason })?;
     let text = utf8(bytes, path)?;
     let base_dir = path.parent().unwrap_or(Path::new(""));
     World::from_str(&text, path, base_dir)
@@ -117,8 +116,7 @@ impl World {
 
         let read = |key: &str, rel: &str, limit: u64| -> Result<Vec<u8>, WorldError> {
             let full = files::resolve_inside(base_dir, rel).map_err(|e| src.error_at_key(key, format!("{rel:?}: {e}")))?;
-            files::read_limited(&full, limit)
-                .map_err(|e| src.error_at_key(key, format!("cannot read {:?} ({}): {e}", rel, full.display())))
+            files::read_limited(&full, limit).map_err(|e| src.error_at_key(key, format!("cannot read {:?} ({}): {e}", rel, full.display())))
         };
 
         let brushes = match &spec.brushes.file {

@@ -94,11 +94,9 @@ impl<'a> SourceDoc<'a> {
         let mut path = Vec::new();
         match compare_table(doc.get_ref(), &value, &mut path) {
             None => Ok(()),
-            Some((span_start, expected, got)) => Err(self.error_at(
-                span_start,
-                render_path(&path),
-                format!("expected an array of {expected} elements; got {got}"),
-            )),
+            Some((span_start, expected, got)) => {
+                Err(self.error_at(span_start, render_path(&path), format!("expected an array of {expected} elements; got {got}")))
+            }
         }
     }
 
@@ -169,11 +167,7 @@ fn compare_table(doc: &DeTable<'_>, value: &toml::Table, path: &mut Vec<Segment>
     None
 }
 
-fn compare_value(
-    doc: &Spanned<DeValue<'_>>,
-    value: &toml::Value,
-    path: &mut Vec<Segment>,
-) -> Option<(usize, usize, usize)> {
+fn compare_value(doc: &Spanned<DeValue<'_>>, value: &toml::Value, path: &mut Vec<Segment>) -> Option<(usize, usize, usize)> {
     match (doc.get_ref(), value) {
         (DeValue::Table(t), toml::Value::Table(v)) => compare_table(t, v, path),
         (DeValue::Array(a), toml::Value::Array(v)) => {

@@ -100,15 +100,7 @@ pub struct NoiseSpec {
 
 impl Default for NoiseSpec {
     fn default() -> Self {
-        NoiseSpec {
-            kind: NoiseKind::default(),
-            octaves: 5,
-            frequency: 0.15,
-            lacunarity: None,
-            gain: 0.5,
-            terms: 12,
-            amplitude: 1.0,
-        }
+        NoiseSpec { kind: NoiseKind::default(), octaves: 5, frequency: 0.15, lacunarity: None, gain: 0.5, terms: 12, amplitude: 1.0 }
     }
 }
 

@@ -46,9 +46,7 @@ fn minimal_world_gets_all_defaults() {
 fn canonical_toml_round_trips_and_states_every_key() {
     let w = parse("name = 'c'\nseed = 99\n[noise]\nkind = 'simplex'\n[floaters]\nfill_sealed_air = true\n").unwrap();
     let text = w.spec.canonical_toml();
-    for key in
-        ["seed = 99", "voxel_size", "tile_size", "lacunarity = 1.92", "terms", "fade_start", "fill_sealed_air = true"]
-    {
+    for key in ["seed = 99", "voxel_size", "tile_size", "lacunarity = 1.92", "terms", "fade_start", "fill_sealed_air = true"] {
         assert!(text.contains(key), "{key} missing from\n{text}");
     }
     let back: WorldSpec = toml::from_str(&text).unwrap();
@@ -62,13 +60,7 @@ fn fingerprint_tracks_content() {
     assert_eq!(a.fingerprint(), parse("name = 'f'\n").unwrap().fingerprint());
     assert_ne!(a.fingerprint(), parse("name = 'f'\nseed = 1\n").unwrap().fingerprint());
     let mut b = a.clone();
-    b.brushes.push(BrushStroke {
-        shape: BrushShape::Cube,
-        falloff: Falloff::Linear,
-        radius: 1.0,
-        weight: 1.0,
-        position: [0.0; 3],
-    });
+    b.brushes.push(BrushStroke { shape: BrushShape::Cube, falloff: Falloff::Linear, radius: 1.0, weight: 1.0, position: [0.0; 3] });
     assert_ne!(a.fingerprint(), b.fingerprint());
 }
 
@@ -83,26 +75,17 @@ fn unknown_key_names_file_key_and_line() {
 
 #[test]
 fn wrong_type_names_file_key_and_line() {
-    assert_eq!(
-        err("name = 'x'\n[noise]\noctaves = 'five'\n"),
-        "w.toml:3:11: noise.octaves: invalid type: string \"five\", expected u32"
-    );
-    assert!(err("name = 'x'\n[noise]\nkind = 'worley'\n").starts_with(
-        "w.toml:3:8: noise.kind: unknown variant `worley`, expected one of `sine_products`, `perlin`, `simplex`"
-    ));
+    assert_eq!(err("name = 'x'\n[noise]\noctaves = 'five'\n"), "w.toml:3:11: noise.octaves: invalid type: string \"five\", expected u32");
+    assert!(err("name = 'x'\n[noise]\nkind = 'worley'\n")
+        .starts_with("w.toml:3:8: noise.kind: unknown variant `worley`, expected one of `sine_products`, `perlin`, `simplex`"));
     assert_eq!(err("seed = 3\n"), "w.toml:1:1: name: missing field `name`");
     assert!(err("name = 'x'\n[volume\n").starts_with("w.toml:2:8: "));
 }
 
 #[test]
 fn negative_and_zero_sizes_are_rejected() {
-    assert_eq!(
-        err("name = 'x'\n[volume]\nsize = [64, -64, 32]\n"),
-        "w.toml:3:13: volume.size[1]: invalid value: integer `-64`, expected u32"
-    );
-    let e = err(
-        "name = 'x'\n[volume]\nsize = [64, 64, 1]\ntile_size = 16\n[floor]\nkind = 'none'\nfade_start = 0\nfade = 0\n",
-    );
+    assert_eq!(err("name = 'x'\n[volume]\nsize = [64, -64, 32]\n"), "w.toml:3:13: volume.size[1]: invalid value: integer `-64`, expected u32");
+    let e = err("name = 'x'\n[volume]\nsize = [64, 64, 1]\ntile_size = 16\n[floor]\nkind = 'none'\nfade_start = 0\nfade = 0\n");
     assert_eq!(e, "w.toml:3:8: volume.size: nz must be at least 2 samples; got [64, 64, 1]");
     assert!(err("name = 'x'\n[volume]\nvoxel_size = -0.5\n")
         .starts_with("w.toml:3:14: volume.voxel_size: must be in [0.001, 1000] world units (finite); got -0.5"));
@@ -115,25 +98,16 @@ fn tile_size_must_divide_the_volume_in_powers_of_two() {
         "w.toml:3:8: volume.size: nx and ny must be positive multiples of volume.tile_size (32); got [500, 512, 64]"
     );
     let e = err("name = 'x'\n[volume]\nsize = [96, 64, 64]\n");
-    assert!(
-        e.starts_with("w.toml:3:8: volume.size: tiles per axis (size / volume.tile_size) must be powers of two"),
-        "{e}"
-    );
+    assert!(e.starts_with("w.toml:3:8: volume.size: tiles per axis (size / volume.tile_size) must be powers of two"), "{e}");
     // The key present is the tile size only: the message still points at [volume].
     let e = err("name = 'x'\n[volume]\ntile_size = 48\n");
-    assert!(
-        e.starts_with("w.toml:2:1: volume.size: nx and ny must be positive multiples of volume.tile_size (48)"),
-        "{e}"
-    );
+    assert!(e.starts_with("w.toml:2:1: volume.size: nx and ny must be positive multiples of volume.tile_size (48)"), "{e}");
 }
 
 #[test]
 fn semantic_ranges_are_checked() {
-    assert!(err("name = 'x'\n[noise]\ngain = 1.5\n")
-        .starts_with("w.toml:3:8: noise.gain: must be in (0, 1] (finite); got 1.5"));
-    assert!(
-        err("name = 'x'\n[noise]\noctaves = 0\n").starts_with("w.toml:3:11: noise.octaves: must be in 1..=16; got 0")
-    );
+    assert!(err("name = 'x'\n[noise]\ngain = 1.5\n").starts_with("w.toml:3:8: noise.gain: must be in (0, 1] (finite); got 1.5"));
+    assert!(err("name = 'x'\n[noise]\noctaves = 0\n").starts_with("w.toml:3:11: noise.octaves: must be in 1..=16; got 0"));
     assert!(err("name = ' '\n").starts_with("w.toml:1:8: name: may only hold ASCII letters"));
     let e = err("name = 'x'\n[floor]\nfade_start = 3.5\n");
     assert!(e.starts_with("w.toml:3:14: floor.fade_start: the top of the world must be open"), "{e}");
@@ -154,11 +128,7 @@ fn missing_brush_file_is_reported_at_its_key() {
 #[test]
 fn malformed_brush_file_is_reported_in_the_brush_file() {
     let dir = scratch("brush");
-    std::fs::write(
-        dir.join("b.toml"),
-        "[[stroke]]\nradius = 1\nweight = 1\nposition = [0, 0, 0]\n\n[[stroke]]\nshape = 'cone'\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("b.toml"), "[[stroke]]\nradius = 1\nweight = 1\nposition = [0, 0, 0]\n\n[[stroke]]\nshape = 'cone'\n").unwrap();
     let e = parse_in("name = 'x'\n[brushes]\nfile = 'b.toml'\n", &dir).unwrap_err().to_string();
     let expected_file = dir.join("b.toml").display().to_string();
     assert!(e.starts_with(&format!("{expected_file}:7:9: stroke[1].shape: unknown variant `cone`")), "{e}");

@@ -37,8 +37,7 @@ fn ok(text: &str) {
 
 #[test]
 fn names_that_are_not_plain_names_are_refused_at_the_name_key() {
-    for name in ["/tmp/victim", "../x", "a/b", "a\\\\b", ".", "..", "", "a.", ".x", "a b", "∕etc", "ｘ", "x\\u0000y"]
-    {
+    for name in ["/tmp/victim", "../x", "a/b", "a\\\\b", ".", "..", "", "a.", ".x", "a b", "∕etc", "ｘ", "x\\u0000y"] {
         let e = err(&format!("name = \"{name}\"\n"));
         assert!(e.starts_with("w.toml:1:8: name: "), "{name:?}: {e}");
     }
@@ -103,10 +102,7 @@ fn world_file_must_be_a_small_regular_file() {
 #[test]
 fn duplicate_keys_name_the_key_and_its_place() {
     assert_eq!(err("name = 'x'\nname = 'y'\n"), "w.toml:2:1: name: duplicate key");
-    assert_eq!(
-        err("name = 'x'\n[volume]\nvoxel_size = 1.0\nvoxel_size = 2.0\n"),
-        "w.toml:4:1: volume.voxel_size: duplicate key"
-    );
+    assert_eq!(err("name = 'x'\n[volume]\nvoxel_size = 1.0\nvoxel_size = 2.0\n"), "w.toml:4:1: volume.voxel_size: duplicate key");
     assert_eq!(err("name = 'x'\n[volume]\n[volume]\n"), "w.toml:3:2: volume: duplicate key");
     let e = err("name = 'x'\n[lighting.sun]\nintensity = 1\n[lighting]\nsun.intensity = 2\n");
     assert!(e.starts_with("w.toml:5:1: lighting.sun"), "{e}");
@@ -114,10 +110,7 @@ fn duplicate_keys_name_the_key_and_its_place() {
 
 #[test]
 fn arrays_of_the_wrong_length_are_refused() {
-    assert_eq!(
-        err("name = 'x'\n[volume]\nsize = [64, 64, 32, 4]\n"),
-        "w.toml:3:8: volume.size: expected an array of 3 elements; got 4"
-    );
+    assert_eq!(err("name = 'x'\n[volume]\nsize = [64, 64, 32, 4]\n"), "w.toml:3:8: volume.size: expected an array of 3 elements; got 4");
     let e = err(&tiny("[lighting.sky]\ncolor = [1, 1, 1, 1]\n"));
     assert!(e.starts_with("w.toml:12:9: lighting.sky.color: expected an array of 3 elements; got 4"), "{e}");
     let e = err(&tiny("[floor.x]\n"));
@@ -172,8 +165,7 @@ fn noise_coordinates_stay_bounded() {
 #[test]
 fn raw_sizes_that_wrap_are_refused() {
     for size in ["[4294967295, 4294967295]", "[65536, 65536]", "[8193, 1]", "[0, 4]"] {
-        let e = err(&tiny("")
-            .replace("fade = 2.0", &format!("fade = 2.0\nkind = 'heightmap'\nfile = 'h.r16'\nraw_size = {size}")));
+        let e = err(&tiny("").replace("fade = 2.0", &format!("fade = 2.0\nkind = 'heightmap'\nfile = 'h.r16'\nraw_size = {size}")));
         assert!(e.contains("floor.raw_size: each side must be in 1..=8192"), "{size}: {e}");
     }
 }
@@ -187,18 +179,9 @@ fn lighting_values_have_working_ranges() {
         ("[lighting.sun]\ndirection = [0, 0, 1e30]\n", "w.toml:12:13: lighting.sun.direction: must be finite"),
         ("[lighting.moon]\nazimuth = 1e30\n", "w.toml:12:11: lighting.moon.azimuth: must be in [-720, 720]"),
         ("[lighting.sun]\nintensity = 1e7\n", "w.toml:12:13: lighting.sun.intensity: must be in [0, 1000000]"),
-        (
-            "[[lighting.lights]]\nkind = 'point'\nradius = 1e7\n",
-            "w.toml:13:10: lighting.lights[0].radius: must be in (0, 1000000]",
-        ),
-        (
-            "[[lighting.lights]]\nkind = 'point'\nposition = [1e30, 0, 0]\n",
-            "lighting.lights[0].position: components must be finite",
-        ),
-        (
-            "[[lighting.lights]]\nkind = 'spot'\ndirection = [1e-7, 0, 0]\n",
-            "lighting.lights[0].direction: must be finite",
-        ),
+        ("[[lighting.lights]]\nkind = 'point'\nradius = 1e7\n", "w.toml:13:10: lighting.lights[0].radius: must be in (0, 1000000]"),
+        ("[[lighting.lights]]\nkind = 'point'\nposition = [1e30, 0, 0]\n", "lighting.lights[0].position: components must be finite"),
+        ("[[lighting.lights]]\nkind = 'spot'\ndirection = [1e-7, 0, 0]\n", "lighting.lights[0].direction: must be finite"),
         ("[[lighting.lights]]\nkind = 'line'\nend = [1e-9, 0, 0]\n", "lighting.lights[0].end: must differ from start"),
         ("[lighting]\npaths_per_area = 0\n", "w.toml:12:18: lighting.paths_per_area: must be in (0, 1e6]"),
         ("[lighting]\nbounces = 65\n", "lighting.bounces: must be in [0, 64]"),
@@ -209,8 +192,7 @@ fn lighting_values_have_working_ranges() {
         let e = err(&tiny(extra));
         assert!(e.starts_with(want) || e.contains(want), "{extra}: {e}\nwanted {want}");
     }
-    let many: String =
-        (0..=crate::lighting::spec::MAX_LIGHTS).map(|_| "[[lighting.lights]]\nkind = 'point'\n").collect();
+    let many: String = (0..=crate::lighting::spec::MAX_LIGHTS).map(|_| "[[lighting.lights]]\nkind = 'point'\n").collect();
     assert!(err(&tiny(&many)).contains("lighting.lights: at most 1024 lights"));
     // Just inside the ranges.
     ok(&tiny("[lighting.sky]\nintensity = 1e6\ncolor = [1000, 0, 0]\n[lighting.sun]\ndirection = [0, 0, 1e-6]\n"));

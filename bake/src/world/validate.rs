@@ -128,10 +128,7 @@ impl WorldSpec {
             issue("volume.tile_size", "must be a positive number of voxel columns; got 0".into())?;
         }
         if nx == 0 || ny == 0 || nx % t != 0 || ny % t != 0 {
-            issue(
-                "volume.size",
-                format!("nx and ny must be positive multiples of volume.tile_size ({t}); got [{nx}, {ny}, {nz}]"),
-            )?;
+            issue("volume.size", format!("nx and ny must be positive multiples of volume.tile_size ({t}); got [{nx}, {ny}, {nz}]"))?;
         }
         if !(nx / t).is_power_of_two() || !(ny / t).is_power_of_two() {
             issue(
@@ -147,11 +144,7 @@ impl WorldSpec {
         if nx / t > MAX_TILES_PER_AXIS || ny / t > MAX_TILES_PER_AXIS {
             issue(
                 "volume.tile_size",
-                format!(
-                    "at most {MAX_TILES_PER_AXIS} tiles per axis; got {} x {} tiles of {t} (raise tile_size)",
-                    nx / t,
-                    ny / t
-                ),
+                format!("at most {MAX_TILES_PER_AXIS} tiles per axis; got {} x {} tiles of {t} (raise tile_size)", nx / t, ny / t),
             )?;
         }
         if nz < 2 {
@@ -228,24 +221,17 @@ impl WorldSpec {
     fn validate_floor_file(&self) -> Result<(), SpecIssue> {
         let f = &self.floor;
         match (f.kind, &f.file) {
-            (FloorKind::Heightmap, None) => {
-                issue("floor.kind", "kind = \"heightmap\" needs floor.file (a .png, .r16 or .raw path)".into())?
-            }
+            (FloorKind::Heightmap, None) => issue("floor.kind", "kind = \"heightmap\" needs floor.file (a .png, .r16 or .raw path)".into())?,
             (FloorKind::None | FloorKind::Noise, Some(_)) => {
                 issue("floor.file", "is only used with floor.kind = \"heightmap\"; remove it or set the kind".into())?
             }
             (FloorKind::Heightmap, Some(file)) => match (heightmap_is_raw(file), f.raw_size) {
                 (None, _) => issue("floor.file", format!("must end in .png, .r16 or .raw; got {file:?}"))?,
-                (Some(true), None) => {
-                    issue("floor.raw_size", format!("raw heightmap {file:?} needs floor.raw_size = [width, height]"))?
-                }
+                (Some(true), None) => issue("floor.raw_size", format!("raw heightmap {file:?} needs floor.raw_size = [width, height]"))?,
                 (Some(true), Some([w, h])) if !(1..=MAX_RAW_SIDE).contains(&w) || !(1..=MAX_RAW_SIDE).contains(&h) => {
                     issue("floor.raw_size", format!("each side must be in 1..={MAX_RAW_SIDE}; got [{w}, {h}]"))?
                 }
-                (Some(false), Some(_)) => issue(
-                    "floor.raw_size",
-                    "is only used with raw (.r16/.raw) heightmaps; PNGs carry their size".into(),
-                )?,
+                (Some(false), Some(_)) => issue("floor.raw_size", "is only used with raw (.r16/.raw) heightmaps; PNGs carry their size".into())?,
                 _ => {}
             },
             _ => {}

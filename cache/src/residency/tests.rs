@@ -72,7 +72,7 @@ fn evictions_are_least_recently_used_first() {
     frame(&mut r, &[2], &[]); // 1 last used at frame 1
     frame(&mut r, &[3], &[]); // 2 at frame 2
     frame(&mut r, &[5, 4], &[]); // 3 at frame 3; 4 and 5 visible now
-    // Item 1 becomes visible again and so the most recent of the cached ones afterwards.
+                                 // Item 1 becomes visible again and so the most recent of the cached ones afterwards.
     frame(&mut r, &[1, 4, 5], &[]);
     assert_eq!(r.cached().collect::<Vec<_>>(), vec![2, 3]);
     frame(&mut r, &[4, 5], &[]); // 1 cached again, last used at frame 5

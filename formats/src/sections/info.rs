@@ -67,10 +67,6 @@ impl PackInfo {
             PackKind::Manifest => "manifest".to_string(),
             PackKind::Tile { level, x, y } => format!("tile L{level} ({x},{y})"),
         };
-        vec![
-            ("kind", kind),
-            ("world", self.world_name.clone()),
-            ("inputs_hash", format!("{:016x}", self.inputs_hash)),
-        ]
+        vec![("kind", kind), ("world", self.world_name.clone()), ("inputs_hash", format!("{:016x}", self.inputs_hash))]
     }
 }

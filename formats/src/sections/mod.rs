@@ -52,9 +52,11 @@ impl<'a> ByteReader<'a> {
         ByteReader { kind, bytes, at: 0 }
     }
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| {
-            bad(self.kind, format!("needs {n} more bytes at offset {}, only {} left", self.at, self.bytes.len() - self.at))
-        })?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| bad(self.kind, format!("needs {n} more bytes at offset {}, only {} left", self.at, self.bytes.len() - self.at)))?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)

@@ -45,7 +45,11 @@ impl VertexIrradiance {
         let n = self.0.len().max(1) as f64;
         let mean: Vec<f64> = (0..3).map(|c| self.0.iter().map(|v| v[c] as f64).sum::<f64>() / n).collect();
         let max = self.0.iter().map(|v| v[0].max(v[1]).max(v[2])).fold(0.0f32, f32::max);
-        vec![("vertices", self.0.len().to_string()), ("mean_rgb", format!("[{:.3}, {:.3}, {:.3}]", mean[0], mean[1], mean[2])), ("max", format!("{max:.3}"))]
+        vec![
+            ("vertices", self.0.len().to_string()),
+            ("mean_rgb", format!("[{:.3}, {:.3}, {:.3}]", mean[0], mean[1], mean[2])),
+            ("max", format!("{max:.3}")),
+        ]
     }
 }
 
@@ -68,7 +72,9 @@ impl Section for VertexIrradiance {
         let n = raw.len() / 4;
         Ok(VertexIrradiance(
             (0..n)
-                .map(|i| super::rgb9e5::decode(raw[i] as u32 | (raw[n + i] as u32) << 8 | (raw[2 * n + i] as u32) << 16 | (raw[3 * n + i] as u32) << 24))
+                .map(|i| {
+                    super::rgb9e5::decode(raw[i] as u32 | (raw[n + i] as u32) << 8 | (raw[2 * n + i] as u32) << 16 | (raw[3 * n + i] as u32) << 24)
+                })
                 .collect(),
         ))
     }

@@ -79,9 +79,11 @@ impl Section for IrradianceGrid {
             return Err(bad(Self::KIND, format!("{dims:?} cells: every dimension must be at least 1")));
         }
         // Three u32s can overflow a u64 product; a wrapped product could otherwise match the length.
-        let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64)).filter(|&n| n <= MAX_VOLUME_CELLS).ok_or_else(|| {
-            bad(Self::KIND, format!("{dims:?} cells exceed the limit of {MAX_VOLUME_CELLS}"))
-        })?;
+        let n = dims
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64))
+            .filter(|&n| n <= MAX_VOLUME_CELLS)
+            .ok_or_else(|| bad(Self::KIND, format!("{dims:?} cells exceed the limit of {MAX_VOLUME_CELLS}")))?;
         if 36 + 48 * n != raw.len() as u64 {
             return Err(bad(Self::KIND, format!("{dims:?} cells need {} bytes, section has {}", 36 + 48 * n, raw.len())));
         }

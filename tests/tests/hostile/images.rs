@@ -6,11 +6,7 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= b as u32;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
         }
     }
     !crc
@@ -27,11 +23,7 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
 /// A zlib stream of stored (uncompressed) blocks.
 fn zlib_stored(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = if data.is_empty() {
-        vec![&[][..]]
-    } else {
-        data.chunks(65535).collect()
-    };
+    let blocks: Vec<&[u8]> = if data.is_empty() { vec![&[][..]] } else { data.chunks(65535).collect() };
     for (i, block) in blocks.iter().enumerate() {
         out.push(u8::from(i + 1 == blocks.len()));
         let len = block.len() as u16;

@@ -39,20 +39,11 @@ fn export_reads_corrupt(bytes: Option<&[u8]>) -> bool {
     let Some(Ok(pack)) = bytes.map(|b| Pack::from_bytes(b.to_vec())) else {
         return true;
     };
-    let read = [
-        Manifest::KIND,
-        TerrainMesh::KIND,
-        VertexAo::KIND,
-        VertexIrradiance::KIND,
-    ];
-    pack.sections()
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| read.contains(&e.kind))
-        .any(|(i, e)| match pack.raw_section(i) {
-            Err(_) => true,
-            Ok(raw) => kiln_formats::sections::section_type(e.kind).is_some_and(|t| (t.summarize)(&raw).is_err()),
-        })
+    let read = [Manifest::KIND, TerrainMesh::KIND, VertexAo::KIND, VertexIrradiance::KIND];
+    pack.sections().iter().enumerate().filter(|(_, e)| read.contains(&e.kind)).any(|(i, e)| match pack.raw_section(i) {
+        Err(_) => true,
+        Ok(raw) => kiln_formats::sections::section_type(e.kind).is_some_and(|t| (t.summarize)(&raw).is_err()),
+    })
 }
 
 /// A corrupted copy of the bake: the file changed and its new bytes (`None`: removed), plus any
@@ -66,10 +57,7 @@ struct Mutation {
     lie: bool,
 }
 
-fn rebuild(
-    pack_bytes: &[u8],
-    mut edit: impl FnMut(SectionKind, Vec<u8>) -> Option<Vec<u8>>,
-) -> Option<Vec<u8>> {
+fn rebuild(pack_bytes: &[u8], mut edit: impl FnMut(SectionKind, Vec<u8>) -> Option<Vec<u8>>) -> Option<Vec<u8>> {
     let pack = Pack::from_bytes(pack_bytes.to_vec()).ok()?;
     let mut b = PackBuilder::new(pack.header().writer_version);
     for (i, e) in pack.sections().iter().enumerate() {
@@ -107,27 +95,12 @@ fn rehash_manifest(bake: &Path, node_path: &str, bytes: &[u8]) -> Option<Vec<u8>
 
 fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
     let manifest = kiln_e2e::manifest(bake);
-    let tile0 = manifest
-        .node(0, 0, 0)
-        .expect("L0 (0,0) in the tiny bake")
-        .path
-        .clone();
-    let others: Vec<String> = manifest
-        .nodes
-        .iter()
-        .map(|n| n.path.clone())
-        .filter(|p| *p != tile0)
-        .collect();
+    let tile0 = manifest.node(0, 0, 0).expect("L0 (0,0) in the tiny bake").path.clone();
+    let others: Vec<String> = manifest.nodes.iter().map(|n| n.path.clone()).filter(|p| *p != tile0).collect();
     let mut files = vec!["manifest.kpack".to_string(), tile0.clone()];
     files.push(others[rng.below(others.len())].clone());
     let mut out = Vec::new();
-    let m = |what: String, file: &str, bytes: Option<Vec<u8>>| Mutation {
-        what,
-        file: file.to_string(),
-        bytes,
-        extra: vec![],
-        lie: false,
-    };
+    let m = |what: String, file: &str, bytes: Option<Vec<u8>>| Mutation { what, file: file.to_string(), bytes, extra: vec![], lie: false };
 
     for file in &files {
         let orig = fs::read(bake.join(file)).expect("read baked pack");
@@ -137,20 +110,12 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
         let mut cuts = vec![0, 1, 8, 47, 48, 60, 95, 96, len - 1];
         cuts.extend((0..14).map(|_| rng.below(len)));
         for cut in cuts {
-            out.push(m(
-                format!("truncated to {cut} of {len} bytes"),
-                file,
-                Some(orig[..cut].to_vec()),
-            ));
+            out.push(m(format!("truncated to {cut} of {len} bytes"), file, Some(orig[..cut].to_vec())));
         }
         // Bit flips: anywhere, and concentrated in the header and section table.
         for i in 0..40 {
             let mut b = orig.clone();
-            let span = if i % 2 == 0 {
-                len
-            } else {
-                len.min(48 + 48 * 8)
-            };
+            let span = if i % 2 == 0 { len } else { len.min(48 + 48 * 8) };
             let flips = 1 + rng.below(if i % 5 == 0 { 16 } else { 2 });
             let mut at = Vec::new();
             for _ in 0..flips {
@@ -166,40 +131,21 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
         for _ in 0..16 {
             let mut b = orig.clone();
             let o = rng.below(len.min(48 + 48 * 8).saturating_sub(8)) & !3;
-            let v: u64 = [
-                0,
-                1,
-                u64::MAX,
-                u32::MAX as u64,
-                1 << 31,
-                1 << 40,
-                len as u64 * 2,
-            ][rng.below(7)];
+            let v: u64 = [0, 1, u64::MAX, u32::MAX as u64, 1 << 31, 1 << 40, len as u64 * 2][rng.below(7)];
             let width = if rng.below(2) == 0 { 4 } else { 8 };
             b[o..o + width].copy_from_slice(&v.to_le_bytes()[..width]);
             if b != orig {
-                out.push(m(
-                    format!("{width} bytes at {o} set to {v:#x}"),
-                    file,
-                    Some(b),
-                ));
+                out.push(m(format!("{width} bytes at {o} set to {v:#x}"), file, Some(b)));
             }
         }
         // Grown: trailing garbage and a doubled file.
         let mut grown = orig.clone();
         grown.extend_from_slice(&[0xAB; 100]);
         out.push(m("100 trailing bytes".into(), file, Some(grown)));
-        out.push(m(
-            "doubled".into(),
-            file,
-            Some([orig.clone(), orig.clone()].concat()),
-        ));
+        out.push(m("doubled".into(), file, Some([orig.clone(), orig.clone()].concat())));
         // Raw section payloads with lying words, re-checksummed, so the decoders see the lie.
         for _ in 0..14 {
-            let (word, v) = (
-                rng.below(12),
-                [0u32, 1, u32::MAX, 0x8000_0000, 0x1000_0000, 0xFFFF][rng.below(6)],
-            );
+            let (word, v) = (rng.below(12), [0u32, 1, u32::MAX, 0x8000_0000, 0x1000_0000, 0xFFFF][rng.below(6)]);
             let target = rng.below(8);
             let mut n = 0;
             let Some(b) = rebuild(&orig, |_, mut raw| {
@@ -214,15 +160,9 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
             if b == orig {
                 continue;
             }
-            let mut mu = m(
-                format!("section #{target} word {word} set to {v:#x}, re-checksummed"),
-                file,
-                Some(b.clone()),
-            );
+            let mut mu = m(format!("section #{target} word {word} set to {v:#x}, re-checksummed"), file, Some(b.clone()));
             if file != "manifest.kpack" {
-                mu.extra = rehash_manifest(bake, file, &b)
-                    .map(|mb| vec![("manifest.kpack".to_string(), mb)])
-                    .unwrap_or_default();
+                mu.extra = rehash_manifest(bake, file, &b).map(|mb| vec![("manifest.kpack".to_string(), mb)]).unwrap_or_default();
             }
             out.push(mu);
         }
@@ -232,16 +172,8 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
     let tile_bytes = fs::read(bake.join(&tile0)).expect("read tile");
     let mut lie = |what: &str, b: Option<Vec<u8>>| {
         if let Some(b) = b {
-            let extra = rehash_manifest(bake, &tile0, &b)
-                .map(|mb| vec![("manifest.kpack".to_string(), mb)])
-                .unwrap_or_default();
-            out.push(Mutation {
-                what: what.into(),
-                file: tile0.clone(),
-                bytes: Some(b),
-                extra,
-                lie: true,
-            });
+            let extra = rehash_manifest(bake, &tile0, &b).map(|mb| vec![("manifest.kpack".to_string(), mb)]).unwrap_or_default();
+            out.push(Mutation { what: what.into(), file: tile0.clone(), bytes: Some(b), extra, lie: true });
         }
     };
     lie(
@@ -253,17 +185,8 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
             }),
         ),
     );
-    lie(
-        "VXIR one value extra",
-        rebuild(
-            &tile_bytes,
-            typed(|v: &mut VertexIrradiance| v.0.push([1.0; 3])),
-        ),
-    );
-    lie(
-        "VXIR empty",
-        rebuild(&tile_bytes, typed(|v: &mut VertexIrradiance| v.0.clear())),
-    );
+    lie("VXIR one value extra", rebuild(&tile_bytes, typed(|v: &mut VertexIrradiance| v.0.push([1.0; 3]))));
+    lie("VXIR empty", rebuild(&tile_bytes, typed(|v: &mut VertexIrradiance| v.0.clear())));
     lie(
         "VXAO one value short",
         rebuild(
@@ -273,38 +196,11 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
             }),
         ),
     );
-    lie(
-        "VXAO doubled",
-        rebuild(&tile_bytes, typed(|v: &mut VertexAo| v.0 = v.0.repeat(2))),
-    );
-    lie(
-        "TMSH lattice voxel size NaN",
-        rebuild(
-            &tile_bytes,
-            typed(|t: &mut TerrainMesh| t.lattice.voxel_size = f32::NAN),
-        ),
-    );
-    lie(
-        "TMSH lattice voxel size inf",
-        rebuild(
-            &tile_bytes,
-            typed(|t: &mut TerrainMesh| t.lattice.voxel_size = f32::INFINITY),
-        ),
-    );
-    lie(
-        "TMSH lattice voxel size 1e38",
-        rebuild(
-            &tile_bytes,
-            typed(|t: &mut TerrainMesh| t.lattice.voxel_size = 1e38),
-        ),
-    );
-    lie(
-        "TMSH lattice origin near i32::MAX",
-        rebuild(
-            &tile_bytes,
-            typed(|t: &mut TerrainMesh| t.lattice.origin = [i32::MAX - 5; 3]),
-        ),
-    );
+    lie("VXAO doubled", rebuild(&tile_bytes, typed(|v: &mut VertexAo| v.0 = v.0.repeat(2))));
+    lie("TMSH lattice voxel size NaN", rebuild(&tile_bytes, typed(|t: &mut TerrainMesh| t.lattice.voxel_size = f32::NAN)));
+    lie("TMSH lattice voxel size inf", rebuild(&tile_bytes, typed(|t: &mut TerrainMesh| t.lattice.voxel_size = f32::INFINITY)));
+    lie("TMSH lattice voxel size 1e38", rebuild(&tile_bytes, typed(|t: &mut TerrainMesh| t.lattice.voxel_size = 1e38)));
+    lie("TMSH lattice origin near i32::MAX", rebuild(&tile_bytes, typed(|t: &mut TerrainMesh| t.lattice.origin = [i32::MAX - 5; 3])));
     // IRVL dimensions with raw bytes (the encoder refuses inconsistent grids): dims are words 6..9.
     for (what, dims) in [
         ("IRVL dims zero", [0u32, 4, 4]),
@@ -316,11 +212,7 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
             if kind == IrradianceGrid::KIND && raw.len() >= 36 {
                 for (k, d) in dims.iter().enumerate() {
                     let cur = u32::from_le_bytes(raw[24 + 4 * k..28 + 4 * k].try_into().unwrap());
-                    let d = if what.ends_with("larger") {
-                        cur + 1
-                    } else {
-                        *d
-                    };
+                    let d = if what.ends_with("larger") { cur + 1 } else { *d };
                     raw[24 + 4 * k..28 + 4 * k].copy_from_slice(&d.to_le_bytes());
                 }
             }
@@ -328,79 +220,39 @@ fn mutations(bake: &Path, rng: &mut Rng) -> Vec<Mutation> {
         });
         lie(what, b);
     }
-    lie(
-        "IRVL bounds NaN",
-        rebuild(
-            &tile_bytes,
-            typed(|g: &mut IrradianceGrid| g.min = [f32::NAN; 3]),
-        ),
-    );
+    lie("IRVL bounds NaN", rebuild(&tile_bytes, typed(|g: &mut IrradianceGrid| g.min = [f32::NAN; 3])));
 
     // Manifest lies with valid checksums: huge grids, node lists, unsafe paths, non-finite values.
     let man_bytes = fs::read(bake.join("manifest.kpack")).unwrap();
     let mut mlie = |what: &str, f: &dyn Fn(&mut Manifest)| {
         if let Some(b) = rebuild(&man_bytes, typed(f)) {
-            out.push(Mutation {
-                what: what.into(),
-                file: "manifest.kpack".into(),
-                bytes: Some(b),
-                extra: vec![],
-                lie: true,
-            });
+            out.push(Mutation { what: what.into(), file: "manifest.kpack".into(), bytes: Some(b), extra: vec![], lie: true });
         }
     };
-    mlie("manifest claims a 2^30-tile grid", &|m| {
-        m.tiles_per_axis = [1 << 30, 1 << 30]
-    });
+    mlie("manifest claims a 2^30-tile grid", &|m| m.tiles_per_axis = [1 << 30, 1 << 30]);
     mlie("manifest claims 2^31 tiles and 32 levels", &|m| {
         m.tiles_per_axis = [1 << 31, 1 << 31];
         m.levels = 32;
     });
-    mlie("manifest volume dims u32::MAX", &|m| {
-        m.volume_dims = [u32::MAX; 3]
-    });
+    mlie("manifest volume dims u32::MAX", &|m| m.volume_dims = [u32::MAX; 3]);
     mlie("manifest tile_voxels 0", &|m| m.tile_voxels = 0);
     mlie("manifest voxel size NaN", &|m| m.voxel_size = f32::NAN);
-    mlie("manifest bounds inf", &|m| {
-        m.bounds_max = [f32::INFINITY; 3]
-    });
+    mlie("manifest bounds inf", &|m| m.bounds_max = [f32::INFINITY; 3]);
     mlie("manifest without nodes", &|m| m.nodes.clear());
-    mlie("manifest nodes duplicated", &|m| {
-        m.nodes = [m.nodes.clone(), m.nodes.clone()].concat()
-    });
-    mlie("manifest node path ../outside/keep.txt", &|m| {
-        m.nodes[0].path = "../../outside/keep.txt".into()
-    });
-    mlie("manifest node path absolute", &|m| {
-        m.nodes[0].path = "/etc/passwd".into()
-    });
-    mlie("manifest node path a directory", &|m| {
-        m.nodes[0].path = "tiles".into()
-    });
-    mlie("manifest node file_len u64::MAX", &|m| {
-        m.nodes[0].file_len = u64::MAX
-    });
-    mlie("manifest node vertex count u32::MAX", &|m| {
-        m.nodes[0].vertex_count = u32::MAX
-    });
-    mlie("manifest node bounds NaN", &|m| {
-        m.nodes[0].bounds_min = [f32::NAN; 3]
-    });
-    mlie("manifest node geometric error -inf", &|m| {
-        m.nodes[0].geometric_error = f32::NEG_INFINITY
-    });
-    mlie("manifest world name with ../", &|m| {
-        m.world_name = "../../x".into()
-    });
+    mlie("manifest nodes duplicated", &|m| m.nodes = [m.nodes.clone(), m.nodes.clone()].concat());
+    mlie("manifest node path ../outside/keep.txt", &|m| m.nodes[0].path = "../../outside/keep.txt".into());
+    mlie("manifest node path absolute", &|m| m.nodes[0].path = "/etc/passwd".into());
+    mlie("manifest node path a directory", &|m| m.nodes[0].path = "tiles".into());
+    mlie("manifest node file_len u64::MAX", &|m| m.nodes[0].file_len = u64::MAX);
+    mlie("manifest node vertex count u32::MAX", &|m| m.nodes[0].vertex_count = u32::MAX);
+    mlie("manifest node bounds NaN", &|m| m.nodes[0].bounds_min = [f32::NAN; 3]);
+    mlie("manifest node geometric error -inf", &|m| m.nodes[0].geometric_error = f32::NEG_INFINITY);
+    mlie("manifest world name with ../", &|m| m.world_name = "../../x".into());
     out
 }
 
 fn basename(file: &str) -> String {
-    Path::new(file)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
+    Path::new(file).file_name().unwrap().to_string_lossy().into_owned()
 }
 
 /// Every pack case: each corrupted copy of the bake under `verify`, and in turn under `inspect`,
@@ -445,32 +297,15 @@ pub fn cases(bake: &Path, rng: &mut Rng) -> Vec<Case> {
         // harmless only if the library reads the same manifest back.
         let benign_manifest = mu.file == "manifest.kpack"
             && h == Health::Sound
-            && mu
-                .bytes
-                .as_deref()
-                .and_then(|b| Pack::from_bytes(b.to_vec()).ok())
-                .and_then(|p| p.require::<Manifest>().ok())
-                .as_ref()
+            && mu.bytes.as_deref().and_then(|b| Pack::from_bytes(b.to_vec()).ok()).and_then(|p| p.require::<Manifest>().ok()).as_ref()
                 == Some(&manifest);
         // A raw lie re-checksummed under a rehashed manifest may be a harmless change of values.
         let rehashed_sound = !mu.extra.is_empty() && h == Health::Sound;
-        let verify_codes: &[i32] = if benign_manifest || rehashed_sound {
-            &[0, 1]
-        } else {
-            &[1]
-        };
+        let verify_codes: &[i32] = if benign_manifest || rehashed_sound { &[0, 1] } else { &[1] };
         // A manifest's lie about a node is rightly reported against that node's pack, saying
         // what the manifest claims.
-        let culprit = if mu.file == "manifest.kpack" {
-            "manifest".to_string()
-        } else {
-            name.clone()
-        };
-        cases.push(case(
-            "verify",
-            vec!["verify".into(), "{in}/bake".into()],
-            Expect::codes(verify_codes, &[&culprit]),
-        ));
+        let culprit = if mu.file == "manifest.kpack" { "manifest".to_string() } else { name.clone() };
+        cases.push(case("verify", vec!["verify".into(), "{in}/bake".into()], Expect::codes(verify_codes, &[&culprit])));
 
         let s = |v: &str| v.to_string();
         let (cmd, args, expect) = match i % 3 {
@@ -482,11 +317,7 @@ pub fn cases(bake: &Path, rng: &mut Rng) -> Vec<Case> {
                     Health::Inconsistent => &[0, 1],
                     Health::Sound => &[0],
                 };
-                (
-                    "inspect",
-                    vec![s("inspect"), format!("{{in}}/bake/{}", mu.file)],
-                    Expect::codes(codes, &[&name]),
-                )
+                ("inspect", vec![s("inspect"), format!("{{in}}/bake/{}", mu.file)], Expect::codes(codes, &[&name]))
             }
             1 => {
                 let codes: &[i32] = match h {
@@ -496,11 +327,7 @@ pub fn cases(bake: &Path, rng: &mut Rng) -> Vec<Case> {
                     Health::Sound => &[0, 1, 2],
                 };
                 let good = bake_dir.display().to_string();
-                (
-                    "diff",
-                    vec![s("diff"), good, s("{in}/bake")],
-                    Expect::codes(codes, &[&name]),
-                )
+                ("diff", vec![s("diff"), good, s("{in}/bake")], Expect::codes(codes, &[&name]))
             }
             _ => {
                 let reads = mu.file == tile0 || mu.file == "manifest.kpack";
@@ -509,16 +336,7 @@ pub fn cases(bake: &Path, rng: &mut Rng) -> Vec<Case> {
                     _ if export_reads_corrupt(mu.bytes.as_deref()) => &[2],
                     _ => &[0, 2],
                 };
-                let args = vec![
-                    s("export"),
-                    s("{in}/bake"),
-                    s("--tile"),
-                    s("0,0"),
-                    s("--format"),
-                    s("ply"),
-                    s("--out"),
-                    s("{out}/t.ply"),
-                ];
+                let args = vec![s("export"), s("{in}/bake"), s("--tile"), s("0,0"), s("--format"), s("ply"), s("--out"), s("{out}/t.ply")];
                 ("export", args, Expect::codes(codes, &["/in/bake"]))
             }
         };

@@ -30,16 +30,10 @@ pub struct Expect {
 
 impl Expect {
     pub fn error(mentions: &[&str]) -> Self {
-        Expect {
-            codes: vec![2],
-            mentions: mentions.iter().map(|s| s.to_string()).collect(),
-        }
+        Expect { codes: vec![2], mentions: mentions.iter().map(|s| s.to_string()).collect() }
     }
     pub fn codes(codes: &[i32], mentions: &[&str]) -> Self {
-        Expect {
-            codes: codes.to_vec(),
-            mentions: mentions.iter().map(|s| s.to_string()).collect(),
-        }
+        Expect { codes: codes.to_vec(), mentions: mentions.iter().map(|s| s.to_string()).collect() }
     }
 }
 
@@ -96,13 +90,7 @@ fn snapshot(dir: &Path, skip: &[PathBuf], into: &mut Vec<(PathBuf, u64, u64)>) {
             into.push((p.clone(), u64::MAX, 0));
             snapshot(&p, skip, into);
         } else {
-            let hash = if meta.is_file() && meta.len() <= 4 << 20 {
-                fs::read(&p)
-                    .map(|b| xxhash_rust::xxh3::xxh3_64(&b))
-                    .unwrap_or(0)
-            } else {
-                0
-            };
+            let hash = if meta.is_file() && meta.len() <= 4 << 20 { fs::read(&p).map(|b| xxhash_rust::xxh3::xxh3_64(&b)).unwrap_or(0) } else { 0 };
             into.push((p, meta.len(), hash));
         }
     }
@@ -138,13 +126,8 @@ fn run_limited(kiln: &Path, args: &[String], case: &Path) -> Outcome {
     // SAFETY: only async-signal-safe calls (setrlimit) between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            let lim = |r: u64| libc::rlimit {
-                rlim_cur: r,
-                rlim_max: r,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim(ADDRESS_SPACE_LIMIT)) != 0
-                || libc::setrlimit(libc::RLIMIT_CORE, &lim(0)) != 0
-            {
+            let lim = |r: u64| libc::rlimit { rlim_cur: r, rlim_max: r };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim(ADDRESS_SPACE_LIMIT)) != 0 || libc::setrlimit(libc::RLIMIT_CORE, &lim(0)) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -171,13 +154,7 @@ fn run_limited(kiln: &Path, args: &[String], case: &Path) -> Outcome {
             // SAFETY: signals our own child, not yet reaped.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        std::thread::sleep(Duration::from_millis(
-            if start.elapsed() < Duration::from_millis(100) {
-                2
-            } else {
-                20
-            },
-        ));
+        std::thread::sleep(Duration::from_millis(if start.elapsed() < Duration::from_millis(100) { 2 } else { 20 }));
     }
     std::mem::forget(child); // reaped above
     let st = std::process::ExitStatus::from_raw(status);
@@ -217,9 +194,7 @@ pub fn run_case(kiln: &Path, root: &Path, index: usize, case: &Case) -> (Outcome
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).expect("create input parent");
         }
-        let text = String::from_utf8(bytes.clone())
-            .map(|s| subst(&s, &dir).into_bytes())
-            .unwrap_or_else(|e| e.into_bytes());
+        let text = String::from_utf8(bytes.clone()).map(|s| subst(&s, &dir).into_bytes()).unwrap_or_else(|e| e.into_bytes());
         fs::write(&path, text).expect("write input file");
     }
     if let Some(prepare) = &case.prepare {
@@ -237,62 +212,32 @@ pub fn run_case(kiln: &Path, root: &Path, index: usize, case: &Case) -> (Outcome
     snapshot(&dir, &skip, &mut after);
 
     let mut problems = Vec::new();
-    let first_err = outcome
-        .stderr
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .to_string();
+    let first_err = outcome.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
     if outcome.timed_out {
         problems.push(format!("hang: still running after {} s", TIMEOUT.as_secs()));
     } else if let Some(sig) = outcome.signal {
-        problems.push(format!(
-            "killed by signal {sig} (abort or crash); stderr: {}",
-            tail(&outcome.stderr)
-        ));
+        problems.push(format!("killed by signal {sig} (abort or crash); stderr: {}", tail(&outcome.stderr)));
     }
     if outcome.stderr.contains("panicked") {
         problems.push(format!("panicked: {}", tail(&outcome.stderr)));
     }
     if matches!(outcome.code, Some(101) | Some(134)) {
-        problems.push(format!(
-            "exit {} (panic or abort)",
-            outcome.code.unwrap_or(0)
-        ));
+        problems.push(format!("exit {} (panic or abort)", outcome.code.unwrap_or(0)));
     }
     if let Some(code) = outcome.code {
         if !case.expect.codes.contains(&code) {
-            problems.push(format!(
-                "exit {code}, expected {:?}; stderr: {}",
-                case.expect.codes,
-                tail(&outcome.stderr)
-            ));
+            problems.push(format!("exit {code}, expected {:?}; stderr: {}", case.expect.codes, tail(&outcome.stderr)));
         } else if code == 2 {
             let clear = first_err.starts_with("kiln: error: ") || first_err.starts_with("error: ");
-            let missing: Vec<_> = case
-                .expect
-                .mentions
-                .iter()
-                .filter(|m| !first_err.contains(m.as_str()))
-                .collect();
+            let missing: Vec<_> = case.expect.mentions.iter().filter(|m| !first_err.contains(m.as_str())).collect();
             if !clear || !missing.is_empty() {
-                problems.push(format!(
-                    "unclear error line (needs \"kiln: error:\" and {missing:?}): {first_err:?}"
-                ));
+                problems.push(format!("unclear error line (needs \"kiln: error:\" and {missing:?}): {first_err:?}"));
             }
         } else if code == 1 {
             let report = format!("{}{}", outcome.stdout, outcome.stderr);
-            let missing: Vec<_> = case
-                .expect
-                .mentions
-                .iter()
-                .filter(|m| !report.contains(m.as_str()))
-                .collect();
+            let missing: Vec<_> = case.expect.mentions.iter().filter(|m| !report.contains(m.as_str())).collect();
             if !missing.is_empty() {
-                problems.push(format!(
-                    "check failure does not name {missing:?}: {}",
-                    tail(&report)
-                ));
+                problems.push(format!("check failure does not name {missing:?}: {}", tail(&report)));
             }
         }
         if code != 0 && outcome.max_rss > memory_bound(input_bytes) {
@@ -309,12 +254,7 @@ pub fn run_case(kiln: &Path, root: &Path, index: usize, case: &Case) -> (Outcome
             .iter()
             .filter(|e| !before.contains(e))
             .map(|e| format!("+{}", e.0.display()))
-            .chain(
-                before
-                    .iter()
-                    .filter(|e| !after.contains(e))
-                    .map(|e| format!("-{}", e.0.display())),
-            )
+            .chain(before.iter().filter(|e| !after.contains(e)).map(|e| format!("-{}", e.0.display())))
             .take(4)
             .collect();
         problems.push(format!("wrote outside --out: {changed:?}"));

@@ -149,7 +149,10 @@ mod tests {
     fn shader_constants_match() {
         let wgsl = include_str!("../shaders/terrain.wgsl");
         assert!(wgsl.contains(&format!("const NOISE_CELLS: f32 = {CELLS}.0;")), "terrain.wgsl's NOISE_CELLS differs from noise::CELLS");
-        assert!(!wgsl.contains("NOISE_TEXELS") || wgsl.contains(&format!("const NOISE_TEXELS: f32 = {SIZE}.0;")), "terrain.wgsl's NOISE_TEXELS differs from noise::SIZE");
+        assert!(
+            !wgsl.contains("NOISE_TEXELS") || wgsl.contains(&format!("const NOISE_TEXELS: f32 = {SIZE}.0;")),
+            "terrain.wgsl's NOISE_TEXELS differs from noise::SIZE"
+        );
     }
 
     #[test]
@@ -169,7 +172,11 @@ mod tests {
         for c in 0..2 {
             // The jump across the wrap-around edge is no larger than the largest step inside:
             // a lattice that did not wrap would show a seam.
-            let inner = (0..n).flat_map(|y| (0..n - 1).map(move |x| (x, y))).map(|(x, y)| (texel(l, n, x + 1, y, c) - texel(l, n, x, y, c)).abs()).max().unwrap();
+            let inner = (0..n)
+                .flat_map(|y| (0..n - 1).map(move |x| (x, y)))
+                .map(|(x, y)| (texel(l, n, x + 1, y, c) - texel(l, n, x, y, c)).abs())
+                .max()
+                .unwrap();
             let seam_x = (0..n).map(|y| (texel(l, n, 0, y, c) - texel(l, n, n - 1, y, c)).abs()).max().unwrap();
             let seam_y = (0..n).map(|x| (texel(l, n, x, 0, c) - texel(l, n, x, n - 1, c)).abs()).max().unwrap();
             assert!(seam_x <= inner && seam_y <= inner, "channel {c}: seams {seam_x}, {seam_y}, inner steps up to {inner}");

@@ -119,7 +119,14 @@ pub struct ShadowPass {
     redraw: Option<Redraw>,
 }
 
-fn map(device: &wgpu::Device, layouts: &Layouts, size: u32, sampler: &wgpu::Sampler, noise: &wgpu::TextureView, noise_sampler: &wgpu::Sampler) -> Map {
+fn map(
+    device: &wgpu::Device,
+    layouts: &Layouts,
+    size: u32,
+    sampler: &wgpu::Sampler,
+    noise: &wgpu::TextureView,
+    noise_sampler: &wgpu::Sampler,
+) -> Map {
     let texture = device.create_texture(&wgpu::TextureDescriptor {
         label: Some("shadow map"),
         size: wgpu::Extent3d { width: size, height: size, depth_or_array_layers: 1 },

@@ -57,8 +57,10 @@ impl GpuTimer {
             return None;
         }
         let device = &gpu.device;
-        let queries = device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("pass times"), ty: wgpu::QueryType::Timestamp, count: QUERIES });
-        let buffer = |label, size, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
+        let queries =
+            device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("pass times"), ty: wgpu::QueryType::Timestamp, count: QUERIES });
+        let buffer =
+            |label, size, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
         let resolve = buffer("pass times resolve", SPANS as u64 * RESOLVE_STRIDE, wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC);
         let readback = buffer("pass times readback", BYTES, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
         Some(GpuTimer { queries, resolve, readback, period_ns: f64::from(gpu.queue.get_timestamp_period()), written: [false; SPANS] })
@@ -73,7 +75,11 @@ impl GpuTimer {
     pub fn pass_writes(&mut self, span: Span) -> wgpu::RenderPassTimestampWrites<'_> {
         let i = span as u32;
         self.written[i as usize] = true;
-        wgpu::RenderPassTimestampWrites { query_set: &self.queries, beginning_of_pass_write_index: Some(2 * i), end_of_pass_write_index: Some(2 * i + 1) }
+        wgpu::RenderPassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(2 * i),
+            end_of_pass_write_index: Some(2 * i + 1),
+        }
     }
 
     /// Resolves the spans written this frame into the readback buffer (at the end of the frame's

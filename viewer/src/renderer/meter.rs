@@ -111,7 +111,12 @@ impl Meter {
             // Row centres of `rows` equal bands.
             let y = ((2 * i + 1) * height) / (2 * rows);
             encoder.copy_texture_to_buffer(
-                wgpu::TexelCopyTextureInfo { texture: target, mip_level: 0, origin: wgpu::Origin3d { x: 0, y, z: 0 }, aspect: wgpu::TextureAspect::All },
+                wgpu::TexelCopyTextureInfo {
+                    texture: target,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d { x: 0, y, z: 0 },
+                    aspect: wgpu::TextureAspect::All,
+                },
                 wgpu::TexelCopyBufferInfo {
                     buffer,
                     layout: wgpu::TexelCopyBufferLayout { offset: u64::from(i * row_bytes), bytes_per_row: Some(row_bytes), rows_per_image: None },

@@ -385,7 +385,12 @@ impl Renderer {
         for (i, &(key, info)) in resident.iter().enumerate() {
             let highlight = frame.highlight == Some(key);
             let c = lod_color(key.level);
-            let u = TileUniforms { id: pick::encode(key), level: key.level, flags: if highlight { TILE_HIGHLIGHT } else { 0 }, color: [c[0], c[1], c[2], 1.0] };
+            let u = TileUniforms {
+                id: pick::encode(key),
+                level: key.level,
+                flags: if highlight { TILE_HIGHLIGHT } else { 0 },
+                color: [c[0], c[1], c[2], 1.0],
+            };
             bytes[i * stride..][..std::mem::size_of::<TileUniforms>()].copy_from_slice(bytemuck::bytes_of(&u));
             let item = DrawItem { key, uniform_offset: (i * stride) as u32 };
             let mut visible = false;

@@ -38,8 +38,7 @@ pub fn fit(camera: &Camera, aspect: f32, to_sun: Vec3, world_min: Vec3, world_ma
     let (t, r_view) = frustum_slice_sphere(camera.near, shadow_distance.max(camera.near * 2.0), tan_half_diag);
     let world_centre = (world_min + world_max) * 0.5;
     let r_world = (world_max - world_min).length() * 0.5;
-    let (centre, radius) =
-        if r_world < r_view { (world_centre, r_world) } else { (camera.position + camera.forward() * t, r_view) };
+    let (centre, radius) = if r_world < r_view { (world_centre, r_world) } else { (camera.position + camera.forward() * t, r_view) };
     let radius = radius.max(1e-3);
 
     let up = if to_sun.z.abs() > 0.99 { Vec3::X } else { Vec3::Z };

@@ -282,10 +282,5 @@ pub(crate) fn prefetch(tree: &Quadtree, cam: &LodCamera, cut: &[TileId], predict
     let neighbours = by_distance(tree.neighbours(nearest).collect());
     let in_cut: BTreeSet<TileId> = cut.iter().copied().collect();
     let mut seen = BTreeSet::new();
-    children
-        .into_iter()
-        .chain(neighbours)
-        .chain(predicted.iter().copied())
-        .filter(|k| !in_cut.contains(k) && seen.insert(*k))
-        .collect()
+    children.into_iter().chain(neighbours).chain(predicted.iter().copied()).filter(|k| !in_cut.contains(k) && seen.insert(*k)).collect()
 }

@@ -36,8 +36,8 @@ use kiln_formats::{FormatError, Pack, PackFileError};
 
 use crate::layers::{self, Decoded, Decoder};
 use loader::{Job, Loader};
-use lod::{LodCamera, Quadtree};
 pub use lod::LOOKAHEAD_SECONDS;
+use lod::{LodCamera, Quadtree};
 
 /// The viewer's name for a tile is the one every crate uses: a node of the LOD quadtree, ordered
 /// by (level, y, x) like the manifest's nodes.
@@ -433,8 +433,7 @@ impl Streamer {
     /// Queues a load for every needed or prefetched tile that is not loaded, failed or withheld (in
     /// that priority order), and drops decoded tiles nobody wants any more.
     fn queue_loads(&mut self) {
-        let wanted: Vec<TileId> =
-            self.residency.visible_to_build().iter().chain(self.residency.cache_to_build()).copied().collect();
+        let wanted: Vec<TileId> = self.residency.visible_to_build().iter().chain(self.residency.cache_to_build()).copied().collect();
         let wanted_set: BTreeSet<TileId> = wanted.iter().copied().collect();
         self.ready.retain(|k, _| wanted_set.contains(k));
         let jobs = wanted
@@ -481,11 +480,7 @@ impl Streamer {
                 r
             })
             .collect();
-        let mut draw: Vec<TileId> = shown
-            .iter()
-            .copied()
-            .filter(|&k| !self.tree.self_and_ancestors(k).skip(1).any(|a| shown.contains(&a)))
-            .collect();
+        let mut draw: Vec<TileId> = shown.iter().copied().filter(|&k| !self.tree.self_and_ancestors(k).skip(1).any(|a| shown.contains(&a))).collect();
         lod::sort_front_to_back(&self.tree, cam, &mut draw);
         (draw, uncovered)
     }

@@ -95,7 +95,12 @@ impl Synth {
         }
         let main = indices.len();
         // Skirts: the border ring copied 2 levels' steps down, joined to the ring by quads.
-        let ring: Vec<u32> = (0..n).map(|i| at(i, 0)).chain((0..n).map(|j| at(n, j))).chain((0..n).map(|i| at(n - i, n))).chain((0..n).map(|j| at(0, n - j))).collect();
+        let ring: Vec<u32> = (0..n)
+            .map(|i| at(i, 0))
+            .chain((0..n).map(|j| at(n, j)))
+            .chain((0..n).map(|i| at(n - i, n)))
+            .chain((0..n).map(|j| at(0, n - j)))
+            .collect();
         let base = positions.len() as u32;
         for &v in &ring {
             let p = positions[v as usize];

@@ -52,16 +52,16 @@ fn pipeline(
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(label),
         layout: Some(layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some(vs),
-            compilation_options: options.clone(),
-            buffers: &[Some(vertex::vertex_layout())],
-        },
+        vertex: wgpu::VertexState { module, entry_point: Some(vs), compilation_options: options.clone(), buffers: &[Some(vertex::vertex_layout())] },
         primitive,
         depth_stencil: Some(depth_state(depth_write, wgpu::DepthBiasState::default())),
         multisample: wgpu::MultisampleState::default(),
-        fragment: Some(wgpu::FragmentState { module, entry_point: Some(fs), compilation_options: options, targets: &scene_targets(color, None, true) }),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(fs),
+            compilation_options: options,
+            targets: &scene_targets(color, None, true),
+        }),
         multiview_mask: None,
         cache: None,
     })
@@ -159,7 +159,15 @@ impl TerrainPipelines {
         if slot.is_none() {
             let primitive = wgpu::PrimitiveState { front_face: wgpu::FrontFace::Ccw, cull_mode: Some(wgpu::Face::Back), ..Default::default() };
             let label = format!("terrain mode {mode}");
-            *slot = Some(pipeline(device, (&self.module, &self.layout, self.color), &label, ("vs_terrain", "fs_terrain"), &[("MODE", mode as f64)], primitive, true));
+            *slot = Some(pipeline(
+                device,
+                (&self.module, &self.layout, self.color),
+                &label,
+                ("vs_terrain", "fs_terrain"),
+                &[("MODE", mode as f64)],
+                primitive,
+                true,
+            ));
         }
     }
 }

@@ -23,16 +23,11 @@ pub struct TerrainVertex {
     pub irradiance: [u16; 4],
 }
 
-const ATTRIBUTES: [wgpu::VertexAttribute; 4] =
-    wgpu::vertex_attr_array![0 => Float32x3, 1 => Snorm16x4, 2 => Unorm8x4, 3 => Float16x4];
+const ATTRIBUTES: [wgpu::VertexAttribute; 4] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Snorm16x4, 2 => Unorm8x4, 3 => Float16x4];
 
 /// The vertex buffer layout of [`TerrainVertex`] (shader locations 0–3).
 pub fn vertex_layout() -> wgpu::VertexBufferLayout<'static> {
-    wgpu::VertexBufferLayout {
-        array_stride: GPU_VERTEX_BYTES,
-        step_mode: wgpu::VertexStepMode::Vertex,
-        attributes: &ATTRIBUTES,
-    }
+    wgpu::VertexBufferLayout { array_stride: GPU_VERTEX_BYTES, step_mode: wgpu::VertexStepMode::Vertex, attributes: &ATTRIBUTES }
 }
 
 /// Nearest f16 bits of a non-negative radiance value (negatives and NaN → 0, overflow → 65504):
@@ -126,7 +121,7 @@ mod tests {
         assert_eq!(f16_bits(f32::NAN), 0);
         assert_eq!(f16_bits(6.0e-8), 0x0001); // smallest subnormal (5.96e-8)
         assert_eq!(f16_bits(2f32.powi(-14)), 0x0400); // smallest normal
-        // 1 + 2^-11 is exactly between 1 and the next half (1 + 2^-10): ties to even → 1.0.
+                                                      // 1 + 2^-11 is exactly between 1 and the next half (1 + 2^-10): ties to even → 1.0.
         assert_eq!(f16_bits(1.0 + 2f32.powi(-11)), 0x3c00);
         assert_eq!(f16_bits(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
         assert_eq!(f16_bits(0.1), 0x2e66);

@@ -124,13 +124,7 @@ pub fn camera(eye: [f32; 3], target: [f32; 3], velocity: [f32; 3]) -> CameraView
     let fov = 60f32.to_radians();
     let proj = Mat4::perspective_rh(fov, 1.0, 0.5, 2_000.0);
     let view = Mat4::look_at_rh(Vec3::from(eye), Vec3::from(target), Vec3::Z);
-    CameraView {
-        position: eye,
-        view_proj: (proj * view).to_cols_array_2d(),
-        velocity,
-        viewport_height_px: 600.0,
-        fov_y_radians: fov,
-    }
+    CameraView { position: eye, view_proj: (proj * view).to_cols_array_2d(), velocity, viewport_height_px: 600.0, fov_y_radians: fov }
 }
 
 pub fn key(level: u32, x: u32, y: u32) -> TileId {

@@ -154,8 +154,7 @@ fn fine_tiles_near_the_camera_and_coarse_ones_far() {
     let drawn: BTreeSet<TileId> = plan.draw.iter().copied().collect();
     // L1 (0,0) holds the camera and refines to level 0 (error 0.25 at ~6 units); the other level-1
     // tiles are over 100 units away, where 0.25 units project under 2 px.
-    let expected: BTreeSet<TileId> =
-        [key(0, 0, 0), key(0, 1, 0), key(0, 0, 1), key(0, 1, 1), key(1, 1, 0), key(1, 0, 1), key(1, 1, 1)].into();
+    let expected: BTreeSet<TileId> = [key(0, 0, 0), key(0, 1, 0), key(0, 0, 1), key(0, 1, 1), key(1, 1, 0), key(1, 0, 1), key(1, 1, 1)].into();
     assert_eq!(drawn, expected);
     assert_eq!(plan.draw[0], key(0, 0, 0), "front to back");
     let s1 = s.stats();
@@ -300,7 +299,8 @@ type PlanRecord = (Vec<TileId>, Vec<TileId>, Vec<TileId>, Vec<String>);
 fn record(threads: usize) -> Vec<PlanRecord> {
     let dir = bake(&format!("determinism_{threads}"));
     let budget = 10 * TILE_GPU_BYTES;
-    let config = StreamConfig { budget_bytes: budget, loader_threads: threads, max_upload_bytes_per_frame: 3 * TILE_GPU_BYTES, prefetch: true, ..config() };
+    let config =
+        StreamConfig { budget_bytes: budget, loader_threads: threads, max_upload_bytes_per_frame: 3 * TILE_GPU_BYTES, prefetch: true, ..config() };
     let mut s = Streamer::open(dir.path(), config).unwrap();
     s.withhold(key(0, 2, 1));
     flight()
@@ -390,7 +390,11 @@ fn skirts_are_drawn_as_the_pack_stores_them_once_per_side() {
 
     assert_eq!(tile.main_index_count as usize, mesh.main_index_count);
     assert_eq!(tile.indices.len(), mesh.indices.len(), "the pack's skirts are already double-sided: no copies added");
-    assert_eq!(budget, tile.vertices.len() as u64 * GPU_VERTEX_BYTES + mesh.indices.len() as u64 * INDEX_BYTES, "skirts counted once against the budget");
+    assert_eq!(
+        budget,
+        tile.vertices.len() as u64 * GPU_VERTEX_BYTES + mesh.indices.len() as u64 * INDEX_BYTES,
+        "skirts counted once against the budget"
+    );
     let corners = |idx: &[u32], at: &dyn Fn(u32) -> [f32; 3]| -> Vec<[[u32; 3]; 3]> {
         let mut t: Vec<_> = idx.chunks_exact(3).map(|t| oriented([0, 1, 2].map(|c| at(t[c]).map(f32::to_bits)))).collect();
         t.sort_unstable();
