@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: temporary directories, baking shipped worlds once, and
 //! reading every tile of a bake back.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -71,4 +72,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), target).unwrap();
         }
     }
+}
+
+/// Every file under `dir` (a bake, say) with its bytes, by path relative to `dir`: two bakes are
+/// byte-identical when these are equal.
+pub fn files_under(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
 }

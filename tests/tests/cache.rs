@@ -1,17 +1,12 @@
 //! Incremental bakes through the stage cache: hits, misses, corruption, concurrency, and output
 //! that is byte-identical with or without the cache.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use kiln_bake::pipeline::{bake, BakeOptions, BakeReport};
 use kiln_bake::world::load_world;
-use kiln_e2e::{kiln, repo_root, scratch};
-
-fn all_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    kiln_bake::cli::find_packs(dir).unwrap().into_iter().map(|p| (p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap())).collect()
-}
+use kiln_e2e::{files_under, kiln, repo_root, scratch};
 
 fn run(world: &Path, out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(world).unwrap();
@@ -57,7 +52,7 @@ fn an_unchanged_rebake_computes_nothing_and_matches_an_uncached_bake() {
     let warm_elsewhere = run(&world, &dir.join("b"), Some(&cache));
     assert_eq!(total_computed(&warm_elsewhere), 0);
     run(&world, &dir.join("c"), None);
-    let (a, b, c) = (all_files(&dir.join("a/tiny")), all_files(&dir.join("b/tiny")), all_files(&dir.join("c/tiny")));
+    let (a, b, c) = (files_under(&dir.join("a/tiny")), files_under(&dir.join("b/tiny")), files_under(&dir.join("c/tiny")));
     assert!(a == c && b == c, "cached and uncached bakes differ");
 }
 
@@ -93,7 +88,7 @@ fn one_brush_stroke_recomputes_only_the_tiles_it_touches() {
     assert!(!geometry.iter().any(|e| e.contains("L0 (3,3)") || e.contains("L0 (3,0)")), "{geometry:#?}");
     // And the incremental result is exactly a clean bake of the edited world.
     run(&world, &dir.join("clean"), None);
-    assert!(all_files(&dir.join("out/tiny")) == all_files(&dir.join("clean/tiny")));
+    assert!(files_under(&dir.join("out/tiny")) == files_under(&dir.join("clean/tiny")));
 }
 
 #[test]
@@ -120,7 +115,7 @@ fn corrupt_cache_entries_are_reported_and_rebuilt() {
     let again = run(&world, &dir.join("b"), Some(&cache));
     assert!(again.cache_warnings.is_empty(), "reported once, then rebuilt: {:?}", again.cache_warnings);
     assert_eq!(total_computed(&again), 0);
-    assert!(all_files(&dir.join("a/tiny")) == all_files(&dir.join("b/tiny")));
+    assert!(files_under(&dir.join("a/tiny")) == files_under(&dir.join("b/tiny")));
 }
 
 #[test]
@@ -134,8 +129,8 @@ fn concurrent_bakes_share_one_cache() {
             s.spawn(move || run(world, &dir.join(name), Some(cache)));
         }
     });
-    let a = all_files(&dir.join("a/tiny"));
-    assert!(a == all_files(&dir.join("b/tiny")) && a == all_files(&dir.join("c/tiny")));
+    let a = files_under(&dir.join("a/tiny"));
+    assert!(a == files_under(&dir.join("b/tiny")) && a == files_under(&dir.join("c/tiny")));
     let r = run(&world, &dir.join("a"), Some(&cache));
     assert_eq!(total_computed(&r), 0);
 }
@@ -181,7 +176,7 @@ fn changing_a_light_recomputes_lighting_only() {
     let dir = scratch("cache-light");
     let world = rebake_with_lighting(&dir, "sky = { color = [0.4, 0.6, 1.0], intensity = 1.5 }");
     run(&world, &dir.join("clean"), None);
-    assert!(all_files(&dir.join("b/tiny")) == all_files(&dir.join("clean/tiny")));
+    assert!(files_under(&dir.join("b/tiny")) == files_under(&dir.join("clean/tiny")));
 }
 
 /// Mean luminance of the level-0 per-vertex irradiance, and every value, of a bake.

@@ -1,13 +1,12 @@
 //! Cache entries whose header and checksum are consistent but whose contents are wrong (another
 //! item's artifact, written under this key): each is reported, rebuilt, and never written out.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use kiln_bake::pipeline::{bake, BakeOptions, BakeReport};
 use kiln_bake::world::load_world;
-use kiln_e2e::{repo_root, scratch};
+use kiln_e2e::{files_under, repo_root, scratch};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The store's entry header: magic, key, payload length, xxh3-64 of the payload (cache/src/store.rs).
@@ -20,10 +19,6 @@ fn bake_into(out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(&repo_root().join("worlds/tiny.toml")).unwrap();
     let opts = BakeOptions { out_root: out.to_owned(), jobs: None, cache: cache.map(Path::to_owned), explain: false };
     bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
-}
-
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    kiln_bake::cli::find_packs(dir).unwrap().into_iter().map(|p| (p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap())).collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -95,8 +90,8 @@ fn a_poisoned_cache_entry_is_reported_rebuilt_and_never_written_out() {
     let cache = dir.join("cache");
     let cold = bake_into(&dir.join("cold"), Some(&cache));
     bake_into(&dir.join("ref"), None);
-    let reference = files(&dir.join("ref/tiny"));
-    assert_eq!(files(&dir.join("cold/tiny")), reference);
+    let reference = files_under(&dir.join("ref/tiny"));
+    assert_eq!(files_under(&dir.join("cold/tiny")), reference);
 
     // Every pack entry holds another tile's pack: all refused and reassembled, while the geometry
     // and lighting they are assembled from are still good hits (no false refusal).
@@ -107,7 +102,7 @@ fn a_poisoned_cache_entry_is_reported_rebuilt_and_never_written_out() {
     assert_eq!(refused, packs, "{:#?}", r.cache_warnings);
     assert_eq!(computed(&r, "pack"), packs);
     assert_eq!(computed(&r, "geometry") + computed(&r, "tile lighting"), 0, "{:?}", r.tallies);
-    assert_eq!(files(&dir.join("packs/tiny")), reference);
+    assert_eq!(files_under(&dir.join("packs/tiny")), reference);
 
     // Now geometry and lighting too (packs again, so that they are looked up).
     let n = poison(&cache, &[Kind::Pack, Kind::Geometry, Kind::Lighting]);
@@ -117,11 +112,11 @@ fn a_poisoned_cache_entry_is_reported_rebuilt_and_never_written_out() {
         assert!(refused > 0, "{stage}: {:#?}", r.cache_warnings);
     }
     assert!(r.cache_warnings.len() <= n, "each bad entry reported once: {:#?}", r.cache_warnings);
-    assert_eq!(files(&dir.join("all/tiny")), reference, "output byte-identical to a --no-cache bake");
+    assert_eq!(files_under(&dir.join("all/tiny")), reference, "output byte-identical to a --no-cache bake");
 
     // The rebuilt entries are good: the next bake is all hits.
     let r = bake_into(&dir.join("again"), Some(&cache));
     assert!(r.cache_warnings.is_empty(), "{:#?}", r.cache_warnings);
     assert_eq!(r.tallies.iter().map(|(_, t)| t.computed).sum::<usize>(), 0, "{:?}", r.tallies);
-    assert_eq!(files(&dir.join("again/tiny")), reference);
+    assert_eq!(files_under(&dir.join("again/tiny")), reference);
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kiln_e2e::{kiln, repo_root, scratch};
+use kiln_e2e::{files_under, kiln, repo_root, scratch};
 
 fn kiln_bin() -> &'static str {
     env!("CARGO_BIN_EXE_kiln-under-test")
@@ -23,23 +23,6 @@ fn bake_cmd(world: &Path, out: &Path) -> Command {
 
 fn run(mut c: Command) -> Output {
     c.output().expect("kiln-under-test runs")
-}
-
-/// Every file under `dir`, by relative path.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.strip_prefix(dir).unwrap().to_owned(), fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 /// The names in `out` besides the bake itself.
@@ -65,7 +48,7 @@ fn references(dir: &Path, a: &Path, b: &Path) -> [BTreeMap<PathBuf, Vec<u8>>; 2]
     [a, b].map(|w| {
         let out = dir.join(format!("ref-{}", w.file_stem().unwrap().to_string_lossy()));
         assert!(run(bake_cmd(w, &out)).status.success());
-        snapshot(&out.join("tiny"))
+        files_under(&out.join("tiny"))
     })
 }
 
@@ -74,7 +57,7 @@ fn which(out: &Path, refs: &[BTreeMap<PathBuf, Vec<u8>>; 2], when: &str) -> usiz
     let dest = out.join("tiny");
     assert!(dest.join("manifest.kpack").is_file(), "{when}: no complete bake at {}", dest.display());
     assert_eq!(kiln(&["verify", dest.to_str().unwrap()]), 0, "{when}: the bake in place fails verify");
-    let now = snapshot(&dest);
+    let now = files_under(&dest);
     refs.iter().position(|r| *r == now).unwrap_or_else(|| panic!("{when}: {} is neither the old nor the new bake", dest.display()))
 }
 

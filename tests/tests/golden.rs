@@ -3,7 +3,7 @@
 //! `*_VERSION` constant beside it in `bake/src/pipeline/`), which keeps stale cache entries from
 //! being used.
 
-use kiln_e2e::tiny_bake;
+use kiln_e2e::{files_under, tiny_bake};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
@@ -33,21 +33,8 @@ tiles/L2_0_0.kpack 476b5bf030a84ec6
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {
-    let mut files: Vec<String> = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
-                files.push(format!("{rel} {:016x}\n", xxh3_64(&std::fs::read(&p).unwrap())));
-            }
-        }
-    }
-    files.sort();
-    files.concat()
+    let line = |(path, bytes): (std::path::PathBuf, Vec<u8>)| format!("{} {:016x}\n", path.to_string_lossy().replace('\\', "/"), xxh3_64(&bytes));
+    files_under(dir).into_iter().map(line).collect()
 }
 
 #[test]

@@ -6,23 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use kiln_e2e::{kiln, manifest, repo_root, scratch, tile, tiny_bake};
-
-fn all_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.strip_prefix(dir).unwrap().display().to_string(), fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
+use kiln_e2e::{files_under, kiln, manifest, repo_root, scratch, tile, tiny_bake};
 
 #[test]
 fn bakes_are_byte_identical_across_thread_counts() {
@@ -31,12 +15,12 @@ fn bakes_are_byte_identical_across_thread_counts() {
     let b = scratch("jobs2");
     assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", a.to_str().unwrap(), "--jobs", "1", "--quiet", "--no-cache"]), 0);
     assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", b.to_str().unwrap(), "--jobs", "2", "--quiet", "--no-cache"]), 0);
-    let (fa, fb) = (all_files(&a.join("tiny")), all_files(&b.join("tiny")));
+    let (fa, fb) = (files_under(&a.join("tiny")), files_under(&b.join("tiny")));
     assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
     for (k, v) in &fa {
-        assert!(v == &fb[k], "{k} differs between --jobs 1 and --jobs 2");
+        assert!(v == &fb[k], "{} differs between --jobs 1 and --jobs 2", k.display());
     }
-    assert_eq!(fa, all_files(tiny_bake()), "a repeated bake differs");
+    assert_eq!(fa, files_under(tiny_bake()), "a repeated bake differs");
 }
 
 type P = [u32; 3];
