@@ -31,21 +31,18 @@ fn sources(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The crate modules a line names: `crate::a::…` and each item of `crate::{a, b::c}`, with the
-/// rest of the path.
-fn named_modules(line: &str) -> Vec<(String, String)> {
+/// The crate modules a line names: `crate::a::…` and each item of `crate::{a, b::c}`.
+fn named_modules(line: &str) -> Vec<String> {
     let ident = |s: &str| s.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
     let mut found = Vec::new();
     for (i, _) in line.match_indices("crate::") {
         let rest = &line[i + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let group = &group[..group.find('}').unwrap_or(group.len())];
-            found.extend(group.split(',').map(|item| (ident(item), item.trim().to_owned())));
-        } else {
-            found.push((ident(rest), rest.to_owned()));
+        match rest.strip_prefix('{') {
+            Some(group) => found.extend(group[..group.find('}').unwrap_or(group.len())].split(',').map(ident)),
+            None => found.push(ident(rest)),
         }
     }
-    found.retain(|(m, _)| !m.is_empty() && m != "self");
+    found.retain(|m| !m.is_empty() && m != "self");
     found
 }
 
@@ -65,7 +62,7 @@ fn modules_import_only_what_the_layering_allows() {
                 if line.trim_start().starts_with("//") {
                     continue;
                 }
-                for (named, _) in named_modules(line) {
+                for named in named_modules(line) {
                     if named != *module && !allowed.contains(&named.as_str()) {
                         broken.insert(format!("{rel}:{}: {module} names crate::{named}", n + 1));
                     }
@@ -78,7 +75,7 @@ fn modules_import_only_what_the_layering_allows() {
 
 #[test]
 fn the_line_reader_finds_every_named_module() {
-    let names = |l: &str| named_modules(l).into_iter().map(|(m, _)| m).collect::<Vec<_>>();
+    let names = named_modules;
     assert_eq!(names("use crate::cli::CliError;"), ["cli"]);
     assert_eq!(names("use crate::{cli, world::World, self};"), ["cli", "world"]);
     assert_eq!(names("let x = crate::rays::Bvh::build(p, i)? + crate::mem::huge_vec(3);"), ["rays", "mem"]);
