@@ -293,8 +293,7 @@ fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
 
 fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool, memory_budget: Option<u64>) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
-    let threads = opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let estimate = crate::budget::Estimate::of(&world.spec, threads);
+    let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?);
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();

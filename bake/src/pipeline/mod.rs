@@ -115,18 +115,20 @@ pub fn writer_version() -> [u16; 3] {
 /// Bakes `world` into `opts.out_root/<name>/`, reporting progress to `progress`. On any error
 /// nothing is left behind and an earlier bake in that place is untouched.
 pub fn bake(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(j) = opts.jobs {
-        if !(1..=MAX_JOBS).contains(&j) {
-            return Err(BakeError::BadOption(format!("--jobs {j}: must be 1 to {MAX_JOBS}")));
-        }
-        // Workers beyond the cores add no speed, and rayon's idle workers spin: a thousand threads
-        // on two cores made a bake dozens of times slower.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        builder = builder.num_threads(j.min(cores));
-    }
-    let pool = builder.build().map_err(BakeError::Threads)?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(worker_threads(opts.jobs)?).build().map_err(BakeError::Threads)?;
     pool.install(|| bake_in_pool(world, opts, progress))
+}
+
+/// The worker threads a bake with `jobs` starts: `jobs` (1 to [`MAX_JOBS`]) but never more than the
+/// cores, since workers beyond them add no speed and rayon's idle workers spin (a thousand threads on
+/// two cores made a bake dozens of times slower); every core without `jobs`.
+pub fn worker_threads(jobs: Option<usize>) -> Result<usize, BakeError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match jobs {
+        None => Ok(cores),
+        Some(j) if (1..=MAX_JOBS).contains(&j) => Ok(j.min(cores)),
+        Some(j) => Err(BakeError::BadOption(format!("--jobs {j}: must be 1 to {MAX_JOBS}"))),
+    }
 }
 
 fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
