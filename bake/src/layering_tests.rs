@@ -12,13 +12,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("diff", &[]),
     ("budget", &["world"]),
     ("world", &["ao", "lighting"]),
-    ("density", &["world", "grid"]),
+    ("density", &["world", "grid", "rng"]),
     ("mc", &["grid"]),
     ("ao", &[]),
     ("lighting", &["rays", "mem"]),
     ("rays", &["mem"]),
     ("grid", &[]),
     ("mem", &[]),
+    ("rng", &[]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

@@ -13,6 +13,7 @@ pub mod mc;
 mod mem;
 pub mod pipeline;
 pub mod rays;
+pub mod rng;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.

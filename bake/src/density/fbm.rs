@@ -7,7 +7,7 @@
 
 use noise::{NoiseFn, Perlin, Simplex};
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// Measured standard deviations of the `noise` 0.9 generators on uniformly random points, used
 /// to normalise every kind to the same spread (std 0.5 at amplitude 1).

@@ -25,7 +25,6 @@ mod brushes;
 mod fbm;
 mod floaters;
 mod floor;
-mod rng;
 mod sides;
 mod sines;
 

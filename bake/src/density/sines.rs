@@ -8,7 +8,7 @@
 
 use std::f64::consts::TAU;
 
-use super::rng::Rng;
+use crate::rng::Rng;
 use crate::world::{NoiseSpec, MAX_OCTAVES, MAX_TERMS};
 
 /// One term's parameters, in world units (angular frequency in radians per world unit).

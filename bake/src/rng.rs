@@ -1,10 +1,10 @@
-//! A tiny seeded generator for noise parameters: SplitMix64 keyed by (world seed, stream name,
-//! index). Byte-stable forever (no external crate whose algorithm could change), and each
+//! The baker's seeded generator for procedural decisions (noise parameters, tree shapes,
+//! placement): SplitMix64 keyed by (world seed, stream name, index). Byte-stable forever (no external crate whose algorithm could change), and each
 //! parameter stream is independent of how many values other streams draw.
 
 /// SplitMix64's finaliser: a bijective 64-bit mix with full avalanche.
 #[inline]
-pub(crate) fn mix64(mut z: u64) -> u64 {
+pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -17,9 +17,9 @@ fn fnv1a(s: &str) -> u64 {
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// SplitMix64 stream.
+/// A SplitMix64 stream.
 #[derive(Clone, Debug)]
-pub(crate) struct Rng {
+pub struct Rng {
     state: u64,
 }
 
@@ -29,6 +29,7 @@ impl Rng {
         Rng { state: mix64(mix64(seed ^ fnv1a(stream)) ^ index.wrapping_mul(GOLDEN)) }
     }
 
+    /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GOLDEN);
