@@ -2,7 +2,7 @@
 
 use crate::error::{bad, FormatError};
 use crate::pack::{Pack, PackBuilder, Section};
-use crate::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance};
+use crate::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, TreeInstances, TreeLighting, VertexAo, VertexIrradiance};
 use crate::tile_id::TileId;
 
 /// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
@@ -24,6 +24,10 @@ pub struct TileContents {
     pub irradiance: Option<VertexIrradiance>,
     /// The tile's irradiance volume.
     pub volume: Option<IrradianceGrid>,
+    /// The trees whose trunk base lies in the tile's footprint.
+    pub trees: Option<TreeInstances>,
+    /// Baked lighting of those trees, one entry per instance.
+    pub tree_lighting: Option<TreeLighting>,
 }
 
 impl TileContents {
@@ -67,7 +71,21 @@ impl TileContents {
                 return Err(bad(IrradianceGrid::KIND, format!("{:?} cells but {} / {} values", g.dims, g.ambient.len(), g.direct.len())));
             }
         }
-        Ok(TileContents { info, mesh, ao, irradiance, volume })
+        let trees: Option<TreeInstances> = pack.get()?;
+        let tree_lighting: Option<TreeLighting> = pack.get()?;
+        match (&trees, &tree_lighting) {
+            (None, Some(_)) => return Err(bad(TreeLighting::KIND, "tree lighting without TINS instances")),
+            (Some(t), Some(l)) if t.instances.len() != l.0.len() => {
+                return Err(bad(TreeLighting::KIND, format!("{} values for {} tree instances", l.0.len(), t.instances.len())))
+            }
+            _ => {}
+        }
+        if let Some(l) = &tree_lighting {
+            if let Some(i) = l.0.iter().position(|c| !c.iter().flatten().all(|x| x.is_finite() && *x >= 0.0)) {
+                return Err(bad(TreeLighting::KIND, format!("instance {i} has irradiance {:?}", l.0[i])));
+            }
+        }
+        Ok(TileContents { info, mesh, ao, irradiance, volume, trees, tree_lighting })
     }
 
     /// The tile this pack holds.
@@ -85,11 +103,13 @@ impl TileContents {
             ao: None,
             irradiance: None,
             volume: None,
+            trees: None,
+            tree_lighting: None,
         }
     }
 
     /// The pack bytes of this tile: `PINF` and then each present section in the order the baker
-    /// writes them (`TMSH`, `VXAO`, `VXIR`, `IRVL`), with the default codec. It is the one pack
+    /// writes them (`TMSH`, `VXAO`, `TINS`, `VXIR`, `IRVL`, `TILT`), with the default codec. It is the one pack
     /// writer of tests and tools that make tiles without the baker, so their packs pass the same
     /// [`TileContents::read`] as baked ones; the baker assembles its packs from its products.
     pub fn to_pack(&self, writer_version: [u16; 3]) -> Result<Vec<u8>, FormatError> {
@@ -101,11 +121,17 @@ impl TileContents {
         if let Some(a) = &self.ao {
             b.add(a)?;
         }
+        if let Some(t) = &self.trees {
+            b.add(t)?;
+        }
         if let Some(v) = &self.irradiance {
             b.add(v)?;
         }
         if let Some(g) = &self.volume {
             b.add(g)?;
+        }
+        if let Some(l) = &self.tree_lighting {
+            b.add(l)?;
         }
         b.to_bytes()
     }

@@ -20,6 +20,11 @@ pub enum PackKind {
         /// Row among the tiles of that level.
         y: u32,
     },
+    /// A product's world-wide pack (tree prototypes and impostors, …), listed in the manifest's `SHRD`.
+    Shared {
+        /// The product that wrote it.
+        product: String,
+    },
 }
 
 /// Identifies a pack: every pack has one (`PINF`, required).
@@ -56,7 +61,7 @@ impl PackKind {
     pub fn tile_id(&self) -> Option<TileId> {
         match *self {
             PackKind::Tile { level, x, y } => Some(TileId::new(level, x, y)),
-            PackKind::Manifest => None,
+            PackKind::Manifest | PackKind::Shared { .. } => None,
         }
     }
 }
@@ -66,6 +71,7 @@ impl PackInfo {
         let kind = match &self.kind {
             PackKind::Manifest => "manifest".to_string(),
             PackKind::Tile { level, x, y } => format!("tile L{level} ({x},{y})"),
+            PackKind::Shared { product } => format!("shared ({product})"),
         };
         vec![("kind", kind), ("world", self.world_name.clone()), ("inputs_hash", format!("{:016x}", self.inputs_hash))]
     }

@@ -1,11 +1,14 @@
 //! The typed sections Kiln packs hold. Each kind's byte layout is in `formats/SPEC.md`.
 
+mod codec;
 mod files;
 mod info;
 mod manifest;
 mod mesh;
 pub mod rgb9e5;
+mod shared;
 mod table;
+mod trees;
 mod vertex_attrs;
 mod volume;
 
@@ -13,6 +16,11 @@ pub use files::{EmbeddedFile, EmbeddedFiles};
 pub use info::{PackInfo, PackKind};
 pub use manifest::{Manifest, TileNode, MAX_TILES_PER_AXIS};
 pub use mesh::{Lattice, TerrainMesh};
+pub use shared::{SharedPack, SharedPacks};
+pub use trees::{
+    AtlasLevel, ImpostorAtlas, ImpostorLayout, Rgba8Level, SpeciesTextures, TreeCard, TreeCards, TreeImpostors, TreeInstance, TreeInstances, TreeLighting,
+    TreeLod, TreePrototype, TreePrototypeCards, TreePrototypes, TreeTextures,
+};
 pub use vertex_attrs::{VertexAo, VertexIrradiance};
 pub use volume::{IrradianceGrid, MAX_VOLUME_CELLS};
 
@@ -72,6 +80,9 @@ impl<'a> ByteReader<'a> {
     }
     pub(crate) fn u8(&mut self) -> Result<u8, FormatError> {
         Ok(self.take(1)?[0])
+    }
+    pub(crate) fn kind(&self) -> SectionKind {
+        self.kind
     }
     pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.at

@@ -6,7 +6,10 @@
 //! table. What `kiln diff` compares lives with the baker (`bake/src/diff/kinds.rs`), which tests that
 //! every kind here has a comparison.
 
-use super::{EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo, VertexIrradiance};
+use super::{
+    EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances, TreeLighting, TreePrototypes,
+    TreeTextures, VertexAo, VertexIrradiance,
+};
 use crate::container::SectionKind;
 use crate::error::FormatError;
 use crate::pack::Section;
@@ -48,6 +51,13 @@ pub static SECTION_TYPES: &[SectionType] = &[
     kind!(VertexAo, "vertex ambient occlusion"),
     kind!(VertexIrradiance, "vertex irradiance"),
     kind!(IrradianceGrid, "irradiance volume"),
+    kind!(SharedPacks, "shared packs"),
+    kind!(TreePrototypes, "tree prototypes"),
+    kind!(TreeTextures, "tree textures"),
+    kind!(TreeImpostors, "tree impostor atlases"),
+    kind!(TreeCards, "tree billboard cards"),
+    kind!(TreeInstances, "tree instances"),
+    kind!(TreeLighting, "tree lighting"),
 ];
 
 /// The table entry of `kind`; `None` for kinds this reader does not know.
