@@ -369,6 +369,22 @@ impl<'a> Engine<'a> {
         Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
     }
 
+    /// Every world-wide pack the bake writes, as (product name, pack bytes), in registry order.
+    pub fn shared_packs(&self) -> Result<Vec<(&'static str, Vec<u8>)>, BakeError> {
+        let mut out = Vec::new();
+        for (i, e) in self.registry.entries().iter().enumerate() {
+            let Entry::World(p) = e else { continue };
+            if !p.writes_shared_pack(self) {
+                continue;
+            }
+            self.resolve_world(i)?;
+            let value = self.world_values[i].get().expect("resolved");
+            let bytes = p.shared_pack(value).ok_or_else(|| self.plan.internal(format_args!("{} said it writes a shared pack and gave none", p.name())))?;
+            out.push((p.name(), bytes.to_vec()));
+        }
+        Ok(out)
+    }
+
     /// Wall time and work per report stage, in registry order, then `packs`.
     pub fn timings(&self) -> Vec<StageTiming> {
         let c = self.clock.lock().expect("clock");

@@ -23,6 +23,7 @@ fn density_inputs_hash(world: &World, with_edits: bool) -> u128 {
     let mut spec = world.spec.clone();
     spec.ao = Default::default();
     spec.lighting = Default::default();
+    spec.trees = None;
     spec.name.clear();
     if !with_edits {
         spec.brushes = Default::default();

@@ -19,13 +19,14 @@ mod skirts;
 mod stage_cache;
 mod terrain;
 mod tile;
+mod trees;
 mod volume;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use kiln_cache::store::Store;
-use kiln_formats::sections::{EmbeddedFiles, Manifest, PackInfo, PackKind, TileNode};
+use kiln_formats::sections::{EmbeddedFiles, Manifest, PackInfo, PackKind, SharedPack, SharedPacks, TileNode};
 use kiln_formats::PackBuilder;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -146,6 +147,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> R
     let engine = Engine::new(&plan, &registry, &cache, progress);
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
     let tiles = engine.packs(&all)?;
+    let shared: Vec<(String, Vec<u8>)> = engine.shared_packs()?.into_iter().map(|(name, bytes)| (format!("shared/{name}.kpack"), bytes)).collect();
     let mut stages = engine.timings();
     let vertices: u64 = tiles.iter().map(|b| b.summary.vertex_count as u64).sum();
     let triangles: u64 = tiles.iter().map(|b| b.summary.triangle_count as u64).sum();
@@ -154,8 +156,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> R
     }
 
     let clock = Instant::now();
-    let manifest_bytes = manifest_pack(&plan, &tiles)?;
+    let manifest_bytes = manifest_pack(&plan, &tiles, &shared)?;
     let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (t.id.pack_path(), t.pack.as_slice())).collect();
+    files.extend(shared.iter().map(|(path, bytes)| (path.clone(), bytes.as_slice())));
     files.push(("manifest.kpack".to_owned(), &manifest_bytes));
     let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
     let dest = staging.dest().to_owned();
@@ -196,7 +199,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> R
     })
 }
 
-fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, BakeError> {
+/// The manifest pack: `PINF`, `MNFT`, `SRCF` and, when products wrote world-wide packs
+/// (`shared`: path and bytes), `SHRD` listing them with their hashes.
+fn manifest_pack(plan: &Plan, tiles: &[BakedTile], shared: &[(String, Vec<u8>)]) -> Result<Vec<u8>, BakeError> {
     let spec = &plan.world.spec;
     let dims = plan.world.dims();
     let world_hash = world_hash(plan.world);
@@ -218,6 +223,15 @@ fn manifest_pack(plan: &Plan, tiles: &[BakedTile]) -> Result<Vec<u8>, BakeError>
     pack.add(&PackInfo { kind: PackKind::Manifest, world_name: spec.name.clone(), inputs_hash: world_hash }).map_err(pack_err)?;
     pack.add(&manifest).map_err(pack_err)?;
     pack.add(&plan.world.embedded_sources()).map_err(pack_err)?;
+    if !shared.is_empty() {
+        let list = shared.iter().map(|(path, bytes)| SharedPack {
+            product: path.trim_start_matches("shared/").trim_end_matches(".kpack").to_owned(),
+            path: path.clone(),
+            content_hash: xxh3_64(bytes),
+            file_len: bytes.len() as u64,
+        });
+        pack.add(&SharedPacks(list.collect())).map_err(pack_err)?;
+    }
     pack.to_bytes().map_err(pack_err)
 }
 

@@ -144,6 +144,16 @@ pub trait WorldProduct: Sync {
     fn decode(&self, _keys: &KeyCtx, _bytes: &[u8]) -> Result<WorldValue, String> {
         Err("this product is not cached".into())
     }
+    /// Whether this bake's output holds a world-wide pack of this product (`shared/<name>.kpack`,
+    /// listed in the manifest's `SHRD`): then the engine resolves the product for the output even
+    /// when every tile pack comes from the cache.
+    fn writes_shared_pack(&self, _keys: &KeyCtx) -> bool {
+        false
+    }
+    /// The bytes of that pack (a complete pack: `PINF` of kind `Shared` and the product's sections).
+    fn shared_pack<'v>(&self, _value: &'v WorldValue) -> Option<&'v [u8]> {
+        None
+    }
 }
 
 /// A product baked tile by tile into sections of the tile's pack.

@@ -3,6 +3,7 @@
 use super::lighting::{LightingProduct, TransportProduct};
 use super::product::{TileProduct, WorldProduct};
 use super::terrain::TerrainProduct;
+use super::trees::{TreeLightingProduct, TreePlacementProduct, TreePrototypesProduct, TreesProduct};
 use super::volume::{DensityProduct, TileInputsProduct};
 use super::BakeError;
 
@@ -26,8 +27,12 @@ impl Registry {
             .world(DensityProduct)
             .world(TileInputsProduct)
             .tile(TerrainProduct::default())
+            .world(TreePrototypesProduct)
+            .world(TreePlacementProduct)
+            .tile(TreesProduct)
             .world(TransportProduct)
             .tile(LightingProduct)
+            .tile(TreeLightingProduct)
     }
 
     /// Appends a world product.

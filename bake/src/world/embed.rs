@@ -28,6 +28,15 @@ impl World {
             let bytes = h.samples.iter().flat_map(|s| s.to_le_bytes()).collect();
             files.push(EmbeddedFile { name: HEIGHTMAP_FILE.to_owned(), bytes });
         }
+        if let Some(trees) = &mut spec.trees {
+            for (i, (species, image)) in trees.species.iter_mut().zip(&self.tree_density).enumerate() {
+                if let Some(image) = image {
+                    let name = format!("trees-density-{i}.png");
+                    species.density_image = Some(name.clone());
+                    files.push(EmbeddedFile { name, bytes: image.png.clone() });
+                }
+            }
+        }
         files.insert(0, EmbeddedFile { name: WORLD_FILE.to_owned(), bytes: spec.canonical_toml().into_bytes() });
         EmbeddedFiles { files }
     }

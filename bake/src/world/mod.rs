@@ -12,6 +12,7 @@ mod heightmap;
 mod name;
 mod source;
 mod spec;
+mod trees;
 mod validate;
 
 use std::fmt;
@@ -21,6 +22,7 @@ pub use brush::{parse_brushes, strokes_to_toml, BrushShape, BrushStroke, Falloff
 pub use files::{MAX_BRUSH_FILE_BYTES, MAX_HEIGHTMAP_FILE_BYTES, MAX_WORLD_FILE_BYTES};
 pub use heightmap::{Heightmap, HeightmapError, MAX_HEIGHTMAP_SIDE};
 pub use name::{name_problem, MAX_NAME_LEN};
+pub use trees::{ImpostorLayoutSpec, ImpostorSpec, ShapeOverrides, SpeciesSpec, TreesSpec, MAX_PROTOTYPES, MAX_SPECIES};
 pub use spec::{BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, VolumeSpec, WorldSpec};
 pub use validate::{
     heightmap_is_raw, SpecIssue, MAX_AXIS, MAX_LACUNARITY, MAX_NOISE_AMPLITUDE, MAX_NOISE_CYCLES, MAX_OCTAVES, MAX_TERMS, MAX_TILES_PER_AXIS,
@@ -81,6 +83,18 @@ pub struct World {
     pub brushes: Vec<BrushStroke>,
     /// The decoded height image when `floor.kind = "heightmap"`.
     pub heightmap: Option<Heightmap>,
+    /// Per `[[trees.species]]` entry, its `density_image` (the file's bytes and their decoded values), if it names one.
+    pub tree_density: Vec<Option<DensityImage>>,
+}
+
+/// A greyscale image read from the world's directory: the file's bytes (embedded in the bake's
+/// manifest) and the values decoded from them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DensityImage {
+    /// The PNG file's bytes.
+    pub png: Vec<u8>,
+    /// Its samples, row 0 at y = 0.
+    pub map: Heightmap,
 }
 
 /// Reads, parses and validates the world file at `path`, loading referenced files relative to
@@ -142,7 +156,20 @@ impl World {
             _ => None,
         };
 
-        Ok(World { spec, path: path_for_messages.to_owned(), brushes, heightmap })
+        let mut tree_density = Vec::new();
+        for (i, species) in spec.trees.iter().flat_map(|t| &t.species).enumerate() {
+            tree_density.push(match &species.density_image {
+                None => None,
+                Some(rel) => {
+                    let key = format!("trees.species[{i}].density_image");
+                    let png = read(&key, rel, MAX_HEIGHTMAP_FILE_BYTES)?;
+                    let map = Heightmap::from_png(&png).map_err(|e| src.error_at_key(&key, format!("{rel:?}: {e}")))?;
+                    Some(DensityImage { png, map })
+                }
+            });
+        }
+
+        Ok(World { spec, path: path_for_messages.to_owned(), brushes, heightmap, tree_density })
     }
 
     /// Samples per axis `[nx, ny, nz]`.

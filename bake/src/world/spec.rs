@@ -42,6 +42,9 @@ pub struct WorldSpec {
     /// `[lighting]`: baked sky, sun, moon and static-light irradiance (see `worlds/README.md`).
     #[serde(default)]
     pub lighting: crate::lighting::LightingSpec,
+    /// `[trees]`: species, prototypes, placement and impostors; absent = no trees (see `worlds/README.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trees: Option<super::trees::TreesSpec>,
 }
 
 /// `[volume]`: the sample grid.

@@ -107,6 +107,9 @@ impl WorldSpec {
             // The lighting spec's paths start at the world file's root.
             issue(&e.path, e.message.clone())?;
         }
+        if let Some(trees) = &self.trees {
+            trees.validate(crate::trees::PRESETS)?;
+        }
         Ok(())
     }
 

@@ -1,0 +1,319 @@
+//! Trees: the world's prototypes (grown, self-shadowed and captured as impostors) in one shared
+//! pack, their placement on the ground as a world product, each tile's instances (`TINS`), and, after
+//! light transport, each instance's baked lighting (`TILT`).
+//!
+//! Placement is computed once over the whole world and each tile keeps the trees whose trunk base
+//! lies in its half-open footprint, so a tile's trees do not depend on the tiling and a tree near a
+//! border belongs to exactly one tile of each level.
+
+use kiln_formats::sections::{PackInfo, PackKind, TreeImpostors, TreeInstance, TreeInstances, TreeLighting, TreePrototypes, TreeTextures};
+use kiln_formats::{Pack, PackBuilder, Section};
+
+use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
+use super::inputs::settings_hash;
+use super::lighting::WorldLighting;
+use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::stage_cache::StageInputs;
+use super::volume::Volume;
+use super::{writer_version, BakeError};
+use crate::scatter::{self, ScatterRule};
+use crate::world::{SpeciesSpec, TreesSpec, World};
+
+#[path = "trees_build.rs"]
+mod build;
+
+/// Version of the trees products' algorithms (generation, impostors, placement, tile selection,
+/// instance lighting): bump it whenever their output for the same inputs changes.
+const TREES_VERSION: u32 = 1;
+
+/// Why a trees product failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TreesError {
+    #[error("trees: placement: {0}")]
+    Scatter(#[from] scatter::ScatterError),
+    #[error("trees: prototype {index} ({species}): impostor: {reason}")]
+    Impostor { index: usize, species: String, reason: String },
+    #[error("trees: {what}: {source}")]
+    Format { what: String, source: kiln_formats::FormatError },
+}
+
+fn product_err(e: TreesError) -> BakeError {
+    BakeError::Product(Box::new(e))
+}
+
+fn format_err(what: &str) -> impl Fn(kiln_formats::FormatError) -> BakeError + '_ {
+    move |source| product_err(TreesError::Format { what: what.to_owned(), source })
+}
+
+/// The shared trees pack of a bake, with what tiles and lighting read of it.
+pub struct Prototypes {
+    /// The complete pack file (`shared/tree-prototypes.kpack`); empty when the world has no trees.
+    pub pack: Vec<u8>,
+    /// xxh3-64 of `pack`: what every `TINS` section repeats.
+    pub hash: u64,
+    /// Per prototype: its height and crown radius (object space), for instance lighting.
+    pub sizes: Vec<(f32, f32)>,
+}
+
+/// `tree-prototypes`: every species' prototypes, textures and impostor atlases, as one shared pack.
+pub struct TreePrototypesProduct;
+
+fn trees_spec(world: &World) -> Option<&TreesSpec> {
+    world.spec.trees.as_ref().filter(|t| !t.species.is_empty())
+}
+
+/// What shapes the prototypes: each species' preset, count, heights and shape, and the impostor settings.
+fn prototype_inputs(spec: &TreesSpec) -> u128 {
+    let shapes: Vec<_> = spec.species.iter().map(|s| (&s.preset, s.prototypes, s.height.map(f64::to_bits), &s.shape)).collect();
+    settings_hash(&(shapes, &spec.impostor))
+}
+
+impl WorldProduct for TreePrototypesProduct {
+    fn name(&self) -> &'static str {
+        "tree-prototypes"
+    }
+    fn report_stage(&self) -> &'static str {
+        "trees"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        let world = keys.plan().world;
+        let shape = trees_spec(world).map_or(0, prototype_inputs);
+        Ok(StageInputs::new("tree prototypes", TREES_VERSION)
+            .with("species and impostors", shape)
+            .with("seed", settings_hash(&world.spec.seed))
+            .with("world name", settings_hash(&world.spec.name)))
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
+        let world = ctx.plan().world;
+        let Some(spec) = trees_spec(world) else {
+            return Ok((Box::new(Prototypes { pack: Vec::new(), hash: 0, sizes: Vec::new() }), "no trees".into()));
+        };
+        let built = build::prototypes(spec, world.spec.seed)?;
+        let detail = format!("{} prototypes of {} species, {} triangles", built.prototypes.prototypes.len(), spec.species.len(), built.triangles());
+        let inputs_hash = self.inputs(ctx)?.key().0 as u64;
+        let pack = shared_pack(&world.spec.name, inputs_hash, &built.sections()?)?;
+        Ok((Box::new(prototypes_value(pack, &built.prototypes)), detail))
+    }
+    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+        value.downcast_ref::<Prototypes>().map(|p| p.pack.clone())
+    }
+    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+        if bytes.is_empty() {
+            return match trees_spec(keys.plan().world) {
+                None => Ok(Box::new(Prototypes { pack: Vec::new(), hash: 0, sizes: Vec::new() })),
+                Some(_) => Err("an empty trees pack for a world with trees".into()),
+            };
+        }
+        let pack = Pack::from_bytes(bytes.to_vec()).map_err(|e| e.to_string())?;
+        let info: PackInfo = pack.require().map_err(|e| e.to_string())?;
+        if info.kind != (PackKind::Shared { product: self.name().into() }) || info.world_name != keys.plan().world.spec.name {
+            return Err(format!("a pack of {:?} from world {:?}", info.kind, info.world_name));
+        }
+        let protos: TreePrototypes = pack.require().map_err(|e| e.to_string())?;
+        let atlases: TreeImpostors = pack.require().map_err(|e| e.to_string())?;
+        let textures: TreeTextures = pack.require().map_err(|e| e.to_string())?;
+        if atlases.atlases.len() != protos.prototypes.len() || textures.species.len() != protos.species.len() {
+            return Err("prototype, atlas and texture counts disagree".into());
+        }
+        Ok(Box::new(prototypes_value(bytes.to_vec(), &protos)))
+    }
+    fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
+        trees_spec(keys.plan().world).is_some()
+    }
+    fn shared_pack<'v>(&self, value: &'v WorldValue) -> Option<&'v [u8]> {
+        value.downcast_ref::<Prototypes>().map(|p| p.pack.as_slice()).filter(|p| !p.is_empty())
+    }
+}
+
+fn prototypes_value(pack: Vec<u8>, protos: &TreePrototypes) -> Prototypes {
+    let hash = xxhash_rust::xxh3::xxh3_64(&pack);
+    Prototypes { pack, hash, sizes: protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect() }
+}
+
+/// A complete shared pack of the trees product.
+fn shared_pack(world_name: &str, inputs_hash: u64, sections: &[RawSection]) -> Result<Vec<u8>, BakeError> {
+    let err = format_err("assembling the shared pack");
+    let mut b = PackBuilder::new(writer_version());
+    b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash }).map_err(&err)?;
+    for s in sections {
+        b.add_raw(s.kind, s.required, s.bytes.clone()).map_err(&err)?;
+    }
+    b.to_bytes().map_err(&err)
+}
+
+/// `tree-placement`: every tree of the world, on the ground open to the sky.
+pub struct TreePlacementProduct;
+
+/// The placement rule of one species.
+fn rule(world: &World, index: usize, s: &SpeciesSpec) -> ScatterRule {
+    let image = world.tree_density.get(index).and_then(|i| i.as_ref()).map(|img| {
+        let m = &img.map;
+        scatter::DensityImage {
+            width: m.width,
+            height: m.height,
+            data: (0..m.height)
+                .flat_map(|y| (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8))
+                .collect(),
+        }
+    });
+    ScatterRule {
+        min_spacing: s.min_spacing as f32,
+        density: s.density as f32,
+        max_slope_deg: s.max_slope as f32,
+        height_band: s.height_band.map(|v| v as f32),
+        density_image: image,
+        scale: s.scale.map(|v| v as f32),
+        tint_variation: s.tint_variation as f32,
+        support_radius: build::trunk_radius(s),
+    }
+}
+
+impl WorldProduct for TreePlacementProduct {
+    fn name(&self) -> &'static str {
+        "tree-placement"
+    }
+    fn report_stage(&self) -> &'static str {
+        "trees"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        let world = keys.plan().world;
+        let mut key = StageInputs::new("tree placement", TREES_VERSION).with("trees", settings_hash(&world.spec.trees)).with("seed", settings_hash(&world.spec.seed));
+        if trees_spec(world).is_some() {
+            key = key.with("density", keys.world_key("volume")?.key().0);
+            let images: Vec<Option<u64>> = world.tree_density.iter().map(|i| i.as_ref().map(|i| xxhash_rust::xxh3::xxh3_64(&i.png))).collect();
+            key = key.with("density images", settings_hash(&images));
+        }
+        Ok(key)
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["volume"]
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
+        let world = ctx.plan().world;
+        let Some(spec) = trees_spec(world) else {
+            return Ok((Box::new(Vec::<TreeInstance>::new()), "no trees".into()));
+        };
+        let volume = ctx.world::<Volume>("volume")?;
+        let rules: Vec<ScatterRule> = spec.species.iter().enumerate().map(|(i, s)| rule(world, i, s)).collect();
+        let placed = scatter::scatter(&volume.density, ctx.plan().tiling.voxel_size, &rules, world.spec.seed).map_err(|e| product_err(e.into()))?;
+        let first: Vec<u32> = spec.species.iter().scan(0u32, |n, s| Some(std::mem::replace(n, *n + s.prototypes))).collect();
+        let instances: Vec<TreeInstance> = placed
+            .iter()
+            .map(|p| {
+                let s = usize::from(p.rule);
+                TreeInstance {
+                    position: p.position,
+                    yaw: p.yaw,
+                    scale: p.scale,
+                    tint: p.tint,
+                    prototype: first[s] + (p.key % u64::from(spec.species[s].prototypes)) as u32,
+                }
+            })
+            .collect();
+        let detail = format!("{} trees placed", instances.len());
+        Ok((Box::new(instances), detail))
+    }
+    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+        let instances = value.downcast_ref::<Vec<TreeInstance>>()?;
+        TreeInstances { prototypes_hash: 0, instances: instances.clone() }.encode().ok()
+    }
+    fn decode(&self, _keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+        Ok(Box::new(TreeInstances::decode(bytes).map_err(|e| e.to_string())?.instances))
+    }
+}
+
+/// `trees`: the tile's instances (`TINS`): the trees whose trunk base lies in its footprint.
+pub struct TreesProduct;
+
+/// The instances inside tile `tile`'s half-open XY footprint, in placement order.
+fn tile_instances(plan: &Plan, all: &[TreeInstance], tile: usize) -> Vec<TreeInstance> {
+    let id = plan.tiles[tile];
+    let span = (plan.tiling.tile_voxels << id.level) as f32 * plan.tiling.voxel_size;
+    let owner = |v: f32| (v / span).floor();
+    all.iter().filter(|t| owner(t.position[0]) == id.x as f32 && owner(t.position[1]) == id.y as f32).copied().collect()
+}
+
+impl TileProduct for TreesProduct {
+    fn name(&self) -> &'static str {
+        "trees"
+    }
+    fn report_stage(&self) -> &'static str {
+        "trees"
+    }
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        let id = keys.plan().tiles[tile];
+        let t = &keys.plan().tiling;
+        Ok(StageInputs::new("trees", TREES_VERSION)
+            .with("tile", settings_hash(&(id.level, id.x, id.y, t.tile_voxels, t.voxel_size.to_bits())))
+            .with("placement", keys.world_key("tree-placement")?.key().0)
+            .with("prototypes", keys.world_key("tree-prototypes")?.key().0))
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["tree-placement", "tree-prototypes"]
+    }
+    fn sections(&self) -> &'static [kiln_formats::SectionKind] {
+        &[TreeInstances::KIND]
+    }
+    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
+        let protos = ctx.world::<Prototypes>("tree-prototypes")?;
+        if protos.pack.is_empty() {
+            return Ok(TileOutput { sections: Vec::new(), summary: None });
+        }
+        let all = ctx.world::<Vec<TreeInstance>>("tree-placement")?;
+        let instances = tile_instances(ctx.plan(), all, tile);
+        let bytes = TreeInstances { prototypes_hash: protos.hash, instances }.encode().map_err(format_err("encoding tree instances"))?;
+        Ok(TileOutput { sections: vec![RawSection { kind: TreeInstances::KIND, required: TreeInstances::REQUIRED, bytes }], summary: None })
+    }
+    fn validate(&self, _tile: usize, output: &TileOutput, _keys: &KeyCtx) -> Result<(), String> {
+        match output.section(TreeInstances::KIND) {
+            Some(b) => TreeInstances::decode(b).map(|_| ()).map_err(|e| e.to_string()),
+            None if output.sections.is_empty() => Ok(()),
+            None => Err("sections other than TINS".into()),
+        }
+    }
+}
+
+/// `tree-lighting`: each instance's irradiance at its crown from the baked light transport (`TILT`).
+pub struct TreeLightingProduct;
+
+impl TileProduct for TreeLightingProduct {
+    fn name(&self) -> &'static str {
+        "tree-lighting"
+    }
+    fn report_stage(&self) -> &'static str {
+        "tile lighting"
+    }
+    fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        Ok(StageInputs::new("tree lighting", TREES_VERSION)
+            .with("trees", keys.tile_keys("trees")?[tile].key().0)
+            .with("transport", keys.world_key("transport")?.key().0)
+            .with("prototypes", keys.world_key("tree-prototypes")?.key().0))
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["transport", "tree-prototypes"]
+    }
+    fn tile_needs(&self) -> &'static [&'static str] {
+        &["trees"]
+    }
+    fn sections(&self) -> &'static [kiln_formats::SectionKind] {
+        &[TreeLighting::KIND]
+    }
+    fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
+        let Some(raw) = ctx.output("trees")?.section(TreeInstances::KIND) else {
+            return Ok(TileOutput { sections: Vec::new(), summary: None });
+        };
+        let instances = TreeInstances::decode(raw).map_err(format_err("reading tree instances"))?;
+        let protos = ctx.world::<Prototypes>("tree-prototypes")?;
+        let lighting = ctx.world::<WorldLighting>("transport")?;
+        let lit = build::instance_lighting(&lighting.baked, &instances.instances, &protos.sizes);
+        let bytes = TreeLighting(lit).encode().map_err(format_err("encoding tree lighting"))?;
+        Ok(TileOutput { sections: vec![RawSection { kind: TreeLighting::KIND, required: TreeLighting::REQUIRED, bytes }], summary: None })
+    }
+    fn validate(&self, _tile: usize, output: &TileOutput, _keys: &KeyCtx) -> Result<(), String> {
+        match output.section(TreeLighting::KIND) {
+            Some(b) => TreeLighting::decode(b).map(|_| ()).map_err(|e| e.to_string()),
+            None if output.sections.is_empty() => Ok(()),
+            None => Err("sections other than TILT".into()),
+        }
+    }
+}
