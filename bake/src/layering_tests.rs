@@ -20,6 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grid", &[]),
     ("mem", &[]),
     ("rng", &[]),
+    ("scatter", &["density", "rng", "grid"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

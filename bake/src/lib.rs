@@ -14,6 +14,7 @@ mod mem;
 pub mod pipeline;
 pub mod rays;
 pub mod rng;
+pub mod scatter;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
