@@ -59,6 +59,8 @@ mod volume;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod occluder_tests;
 
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
@@ -67,6 +69,7 @@ use crate::mem;
 use crate::rays::{BuildError, Bvh, Cull, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use surface::{Surface, VertexGrid};
 use transport::Scene;
 use volume::VolumeAccumulator;
@@ -112,6 +115,24 @@ pub struct SceneMesh<'a> {
     pub materials: Option<&'a [u16]>,
     /// Triangle counts of spatially compact runs of the index buffer, in order (a terrain's
     /// tiles), or empty. Only speeds up the BVH build (see [`Bvh::build_clustered`]).
+    pub clusters: &'a [u32],
+    /// Things that only block and reflect light (trees), or `None`.
+    pub occluders: Option<Occluders<'a>>,
+}
+
+/// Geometry that takes part in light transport without being lit itself: photons that strike it
+/// are reflected by its albedo (from either side: leaves are thin) but deposit nothing there, and
+/// queries never read it. Trees are this: they darken the ground under them and the irradiance
+/// volume around them, and read their own light from that volume.
+#[derive(Clone, Copy, Debug)]
+pub struct Occluders<'a> {
+    /// Vertex positions in world units.
+    pub positions: &'a [[f32; 3]],
+    /// Three vertex indices per triangle.
+    pub indices: &'a [u32],
+    /// Albedo per triangle.
+    pub albedo: &'a [[f32; 3]],
+    /// Triangle counts of spatially compact runs (as [`SceneMesh::clusters`]), or empty.
     pub clusters: &'a [u32],
 }
 
@@ -212,9 +233,31 @@ pub(crate) fn bake_lighting_with(
     if !bounds.0.iter().chain(&bounds.1).all(|v| v.is_finite()) {
         return Err(LightingError::Mesh(format!("bounds not finite: {bounds:?}")));
     }
+    // Occluders go into the BVH after the lit triangles; the surface (deposits, filtering,
+    // queries) is the lit triangles alone.
+    let lit_triangles = tri_count;
+    let (positions, indices, clusters, occluder_albedo) = match &mesh.occluders {
+        None => (Cow::Borrowed(mesh.positions), Cow::Borrowed(mesh.indices), Cow::Borrowed(mesh.clusters), &[][..]),
+        Some(o) => {
+            if o.albedo.len() * 3 != o.indices.len() {
+                return Err(LightingError::Mesh(format!("{} occluder albedos for {} triangles", o.albedo.len(), o.indices.len() / 3)));
+            }
+            let base = mesh.positions.len() as u32;
+            let clusters = match (mesh.clusters.is_empty(), o.clusters.is_empty()) {
+                (false, false) => [mesh.clusters, o.clusters].concat(),
+                _ => Vec::new(),
+            };
+            (
+                Cow::Owned([mesh.positions, o.positions].concat()),
+                Cow::Owned(mesh.indices.iter().copied().chain(o.indices.iter().map(|&i| i.saturating_add(base))).collect()),
+                Cow::Owned(clusters),
+                o.albedo,
+            )
+        }
+    };
 
     let (bvh, surface) =
-        rayon::join(|| Bvh::build_clustered(mesh.positions, mesh.indices, mesh.clusters), || Surface::new(mesh.positions, mesh.indices));
+        rayon::join(|| Bvh::build_clustered(&positions, &indices, &clusters), || Surface::new(mesh.positions, mesh.indices));
     let bvh = bvh?;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
@@ -249,8 +292,10 @@ pub(crate) fn bake_lighting_with(
     let slot_ids: Vec<Option<u32>> = bvh.slot_ids().collect();
     let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
     // Unused lanes are never hit; their entry is a placeholder.
-    slot_verts
-        .par_extend(slot_ids.par_iter().map(|t| t.map_or([0; 3], |t| [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize]))));
+    slot_verts.par_extend(slot_ids.par_iter().map(|t| match t {
+        Some(t) if (*t as usize) < lit_triangles => [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * *t as usize + k] as usize]),
+        _ => [0; 3],
+    }));
     let scene = Scene {
         bvh: &bvh,
         slot_verts: &slot_verts,
@@ -261,6 +306,8 @@ pub(crate) fn bake_lighting_with(
         eps,
         seed,
         record_segments: !acc.is_empty(),
+        lit_triangles: lit_triangles as u32,
+        occluder_albedo,
     };
     // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
     // light goes; the rest follow a weight window built from it. Both shares carry the same
@@ -278,7 +325,7 @@ pub(crate) fn bake_lighting_with(
     let vertex = surface.irradiance(&power, spec.smoothing);
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
-    let volume = acc.finish(&bvh, hi.z, eps);
+    let volume = acc.finish(&bvh, lit_triangles as u32, hi.z, eps);
     let celestial = [
         (spec.sun.direction_at(spec.time_of_day), spec.sun.color.map(|c| c * spec.sun.intensity)),
         (spec.moon.direction_at(spec.time_of_day), spec.moon.color.map(|c| c * spec.moon.intensity)),

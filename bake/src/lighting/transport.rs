@@ -36,6 +36,10 @@ pub(crate) struct Scene<'a> {
     pub(crate) eps: f32,
     pub(crate) seed: u64,
     pub(crate) record_segments: bool,
+    /// Triangles from this index on are occluders (see [`super::Occluders`]).
+    pub(crate) lit_triangles: u32,
+    /// Albedo of each occluder triangle.
+    pub(crate) occluder_albedo: &'a [[f32; 3]],
 }
 
 impl Scene<'_> {
@@ -55,6 +59,9 @@ impl Scene<'_> {
     }
 
     fn albedo(&self, tri: usize) -> [f32; 3] {
+        if let Some(a) = tri.checked_sub(self.lit_triangles as usize) {
+            return self.occluder_albedo.get(a).copied().unwrap_or(self.default_albedo);
+        }
         match self.materials {
             Some(m) => self.albedo_table.get(m[tri] as usize).copied().unwrap_or(self.default_albedo),
             None => self.default_albedo,
@@ -270,11 +277,12 @@ fn land(
         rec.segments.push(Segment { origin, dir, t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t), power, class: direct as u8 });
     }
     let Some((h, slot)) = hit else { return };
-    if !h.front {
+    let tri = h.tri as usize;
+    let occluder = h.tri >= scene.lit_triangles;
+    if !h.front && !occluder {
         // Struck a surface from inside the rock: the source is buried, nothing gets out.
         return;
     }
-    let tri = h.tri as usize;
     let [p0, p1, p2] = scene.bvh.slot_vertices(slot);
     let p = [Vec3A::from(p0), Vec3A::from(p1), Vec3A::from(p2)];
     let weights = [1.0 - h.u - h.v, h.u, h.v];
@@ -284,7 +292,7 @@ fn land(
         (0, Class::Light) => Some(1),
         _ => Some(0),
     };
-    if let Some(map) = map {
+    if let (Some(map), false) = (map, occluder) {
         rec.deposits.push(Deposit { verts, weights, power, map });
     }
     if bounce == scene.bounces {
@@ -312,7 +320,8 @@ fn land(
         }
         Some(imp) => {
             let weight = luminance(reflected) / fresh_lum;
-            let mut target = weights.iter().zip(verts).map(|(w, v)| w * imp.target[v as usize]).sum::<f32>();
+            // An occluder has no importance of its own: the photon keeps its weight there.
+            let mut target = if occluder { weight } else { weights.iter().zip(verts).map(|(w, v)| w * imp.target[v as usize]).sum::<f32>() };
             if first_celestial {
                 target = target.min(weight);
             }
@@ -333,9 +342,13 @@ fn land(
             }
         }
     };
-    let normal = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
+    let mut normal = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
     if normal == Vec3A::ZERO {
         return;
+    }
+    if !h.front {
+        // An occluder struck from behind reflects to the side the photon came from.
+        normal = -normal;
     }
     let point = p[0] * weights[0] + p[1] * weights[1] + p[2] * weights[2];
     let origin = point + normal * scene.eps;

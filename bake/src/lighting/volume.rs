@@ -157,9 +157,9 @@ impl VolumeAccumulator {
     }
 
     /// Normalises by air volume and fills rock cells. `top` is a height above all geometry.
-    pub(crate) fn finish(self, bvh: &Bvh, top: f32, eps: f32) -> IrradianceVolume {
+    pub(crate) fn finish(self, bvh: &Bvh, lit_triangles: u32, top: f32, eps: f32) -> IrradianceVolume {
         let desc = self.desc;
-        let air = air_fraction(&desc, self.cell, bvh, top, eps);
+        let air = air_fraction(&desc, self.cell, bvh, lit_triangles, top, eps);
         let volume = self.cell.element_product();
         let n = self.sums[0].len();
         let mut ambient = vec![[[0.0f32; 3]; 6]; n];
@@ -329,7 +329,9 @@ fn traverse(desc: &VolumeDesc, cell: Vec3A, s: &Segment, rows: (usize, usize), m
 /// Air fraction of every cell, measured along `LINES²` vertical lines per column: each line is
 /// traced downward from above the scene through every surface, and a surface seen from its
 /// front (ray against the normal) means rock below it, from the back air below it.
-fn air_fraction(desc: &VolumeDesc, cell: Vec3A, bvh: &Bvh, top: f32, eps: f32) -> Vec<f32> {
+/// Occluder triangles (index `lit_triangles` on) are thin and two-sided: rays pass them without
+/// changing side.
+fn air_fraction(desc: &VolumeDesc, cell: Vec3A, bvh: &Bvh, lit_triangles: u32, top: f32, eps: f32) -> Vec<f32> {
     let [nx, ny, nz] = desc.dims;
     let lo = Vec3A::from(desc.min);
     let per_line = 1.0 / (LINES * LINES) as f32 / cell.z;
@@ -349,6 +351,10 @@ fn air_fraction(desc: &VolumeDesc, cell: Vec3A, bvh: &Bvh, top: f32, eps: f32) -
                     // Bounded so a pathological mesh cannot loop forever.
                     for _ in 0..100_000 {
                         let hit = bvh.intersect(&ray);
+                        if let Some(h) = hit.filter(|h| h.tri >= lit_triangles) {
+                            ray.tmin = h.t + eps;
+                            continue;
+                        }
                         let z_lo = hit.map_or(f32::NEG_INFINITY, |h| start - h.t);
                         if in_air {
                             add_air(&mut air, lo.z, cell.z, z_lo, z_hi, per_line);

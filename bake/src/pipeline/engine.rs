@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use super::hit_check;
 use super::inputs::settings_hash;
 use super::lod::{TileId, Tiling};
-use super::product::{TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{OccluderMesh, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::progress::Progress;
 use super::registry::{Entry, Registry};
 use super::stage_cache::{StageCache, StageInputs};
@@ -367,6 +367,31 @@ impl<'a> Engine<'a> {
         }
         let summary = summary.ok_or_else(|| self.plan.internal(format_args!("tile {id}: no product summarised it")))?;
         Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
+    }
+
+    /// The light-occluder keys of every world product that adds occluders to light transport, in
+    /// registry order (see [`WorldProduct::light_occluder_key`]).
+    pub fn light_occluder_keys(&self) -> Result<Vec<u128>, BakeError> {
+        let mut keys = Vec::new();
+        for e in self.registry.entries() {
+            if let Entry::World(p) = e {
+                keys.extend(p.light_occluder_key(self)?);
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Every product's light occluders together, in registry order.
+    pub fn light_occluders(&self) -> Result<OccluderMesh, BakeError> {
+        let mut all = OccluderMesh::default();
+        for e in self.registry.entries() {
+            if let Entry::World(p) = e {
+                if p.light_occluder_key(self)?.is_some() {
+                    all.append(p.light_occluders(self)?);
+                }
+            }
+        }
+        Ok(all)
     }
 
     /// Every world-wide pack the bake writes, as (product name, pack bytes), in registry order.

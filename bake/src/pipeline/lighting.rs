@@ -12,12 +12,12 @@ use kiln_formats::{FormatError, Section, SectionKind};
 
 use super::engine::{KeyCtx, TileCtx, WorldCtx};
 use super::inputs::settings_hash;
-use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{OccluderMesh, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::BakeError;
 
 use super::lod::{TileId, Tiling};
-use crate::lighting::{bake_lighting, BakedLighting, IrradianceVolume, LightingError, LightingSpec, SceneMesh, VolumeDesc};
+use crate::lighting::{bake_lighting, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, SceneMesh, VolumeDesc};
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
 /// cache entries are never used (and re-pin `tests/tests/golden.rs`).
@@ -50,8 +50,22 @@ pub struct WorldLighting {
     first_vertex: HashMap<TileId, u32>,
 }
 
-/// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded).
-pub fn bake_world(tiling: &Tiling, level0: &[(TileId, &[u8])], spec: &LightingSpec, seed: u64) -> Result<WorldLighting, LightingStageError> {
+/// The hash of every product's light occluders (trees), `None` when there are none, so worlds
+/// without any keep the key they had.
+fn occluders_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
+    let all = keys.light_occluder_keys()?;
+    Ok((!all.is_empty()).then(|| settings_hash(&all)))
+}
+
+/// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded), with
+/// `occluders` blocking and reflecting light.
+pub fn bake_world(
+    tiling: &Tiling,
+    level0: &[(TileId, &[u8])],
+    occluders: &OccluderMesh,
+    spec: &LightingSpec,
+    seed: u64,
+) -> Result<WorldLighting, LightingStageError> {
     let mut positions = Vec::new();
     let mut indices = Vec::new();
     let mut clusters = Vec::with_capacity(level0.len());
@@ -66,7 +80,13 @@ pub fn bake_world(tiling: &Tiling, level0: &[(TileId, &[u8])], spec: &LightingSp
     }
     let desc = volume_desc(tiling);
     let bounds = (desc.min, desc.max);
-    let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters };
+    let occluders = (!occluders.indices.is_empty()).then_some(Occluders {
+        positions: &occluders.positions,
+        indices: &occluders.indices,
+        albedo: &occluders.albedo,
+        clusters: &occluders.clusters,
+    });
+    let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
     Ok(WorldLighting { baked: bake_lighting(&mesh, bounds, &desc, spec, seed)?, first_vertex })
 }
 
@@ -138,7 +158,8 @@ impl WorldProduct for TransportProduct {
             .with("level-0 geometry", h.finish().0)
             .with("lighting settings", settings_hash(&spec.lighting))
             .with("seed", settings_hash(&spec.seed))
-            .with("volume", settings_hash(&format!("{:?}", volume_desc(&plan.tiling)))))
+            .with("volume", settings_hash(&format!("{:?}", volume_desc(&plan.tiling))))
+            .with_some("light occluders", occluders_key(keys)?))
     }
     fn tile_needs(&self, keys: &KeyCtx) -> Vec<(&'static str, Vec<usize>)> {
         vec![("geometry", level0(keys))]
@@ -153,10 +174,14 @@ impl WorldProduct for TransportProduct {
         }
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
-        let world =
-            bake_world(&plan.tiling, &meshes, &spec.lighting, seed).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
+        let occluders = ctx.light_occluders()?;
+        let world = bake_world(&plan.tiling, &meshes, &occluders, &spec.lighting, seed)
+            .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
-        let detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
+        let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
+        if !occluders.indices.is_empty() {
+            detail += &format!(", {} occluder triangles", occluders.indices.len() / 3);
+        }
         Ok((Box::new(world), detail))
     }
 }

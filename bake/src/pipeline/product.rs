@@ -154,6 +154,40 @@ pub trait WorldProduct: Sync {
     fn shared_pack<'v>(&self, _value: &'v WorldValue) -> Option<&'v [u8]> {
         None
     }
+    /// The cache-key hash of the light occluders this product adds to light transport (trees),
+    /// or `None` when it adds none to this world.
+    fn light_occluder_key(&self, _keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
+        Ok(None)
+    }
+    /// Those occluders in world space (called only when [`WorldProduct::light_occluder_key`] is `Some`).
+    fn light_occluders(&self, _ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
+        Ok(OccluderMesh::default())
+    }
+}
+
+/// Geometry a product adds to light transport that blocks and reflects light without being lit
+/// itself (see `lighting::Occluders`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OccluderMesh {
+    /// Vertex positions, world units.
+    pub positions: Vec<[f32; 3]>,
+    /// Three indices per triangle.
+    pub indices: Vec<u32>,
+    /// Albedo per triangle (linear RGB).
+    pub albedo: Vec<[f32; 3]>,
+    /// Triangle counts of spatially compact runs (one per tree), in order.
+    pub clusters: Vec<u32>,
+}
+
+impl OccluderMesh {
+    /// Appends `other` after this mesh's triangles.
+    pub fn append(&mut self, other: OccluderMesh) {
+        let base = self.positions.len() as u32;
+        self.indices.extend(other.indices.iter().map(|&i| i + base));
+        self.positions.extend(other.positions);
+        self.albedo.extend(other.albedo);
+        self.clusters.extend(other.clusters);
+    }
 }
 
 /// A product baked tile by tile into sections of the tile's pack.

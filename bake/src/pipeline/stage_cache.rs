@@ -25,6 +25,13 @@ impl StageInputs {
         self.parts.push((name, hash));
         self
     }
+    /// Adds a named input when there is one (an absent input leaves the key as it was).
+    pub fn with_some(self, name: &'static str, hash: Option<u128>) -> Self {
+        match hash {
+            Some(h) => self.with(name, h),
+            None => self,
+        }
+    }
     /// The cache key.
     pub fn key(&self) -> Key {
         let mut h = KeyHasher::default();

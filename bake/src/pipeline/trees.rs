@@ -12,7 +12,7 @@ use kiln_formats::{Pack, PackBuilder, Section};
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::inputs::settings_hash;
 use super::lighting::WorldLighting;
-use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{OccluderMesh, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::volume::Volume;
 use super::{writer_version, BakeError};
@@ -37,12 +37,15 @@ pub enum TreesError {
     Format { what: String, source: kiln_formats::FormatError },
 }
 
-fn product_err(e: TreesError) -> BakeError {
-    BakeError::Product(Box::new(e))
+/// A trees product's failure as the bake's error, naming the world and the product.
+fn fail(plan: &Plan, product: &'static str) -> impl Fn(TreesError) -> BakeError {
+    let world = plan.world_name();
+    move |e| BakeError::Product { world: world.clone(), product, source: Box::new(e) }
 }
 
-fn format_err(what: &str) -> impl Fn(kiln_formats::FormatError) -> BakeError + '_ {
-    move |source| product_err(TreesError::Format { what: what.to_owned(), source })
+/// A format error while `what`, as a [`TreesError`].
+fn format_err(what: &str) -> impl Fn(kiln_formats::FormatError) -> TreesError + '_ {
+    move |source| TreesError::Format { what: what.to_owned(), source }
 }
 
 /// The shared trees pack of a bake, with what tiles and lighting read of it.
@@ -53,6 +56,14 @@ pub struct Prototypes {
     pub hash: u64,
     /// Per prototype: its height and crown radius (object space), for instance lighting.
     pub sizes: Vec<(f32, f32)>,
+    /// Per prototype: what light transport sees of it.
+    pub proxies: Vec<build::Proxy>,
+}
+
+impl Prototypes {
+    fn none() -> Prototypes {
+        Prototypes { pack: Vec::new(), hash: 0, sizes: Vec::new(), proxies: Vec::new() }
+    }
 }
 
 /// `tree-prototypes`: every species' prototypes, textures and impostor atlases, as one shared pack.
@@ -86,13 +97,14 @@ impl WorldProduct for TreePrototypesProduct {
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let world = ctx.plan().world;
         let Some(spec) = trees_spec(world) else {
-            return Ok((Box::new(Prototypes { pack: Vec::new(), hash: 0, sizes: Vec::new() }), "no trees".into()));
+            return Ok((Box::new(Prototypes::none()), "no trees".into()));
         };
-        let built = build::prototypes(spec, world.spec.seed)?;
+        let err = fail(ctx.plan(), self.name());
+        let built = build::prototypes(spec, world.spec.seed).map_err(&err)?;
         let detail = format!("{} prototypes of {} species, {} triangles", built.prototypes.prototypes.len(), spec.species.len(), built.triangles());
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
-        let pack = shared_pack(&world.spec.name, inputs_hash, &built.sections()?)?;
-        Ok((Box::new(prototypes_value(pack, &built.prototypes)), detail))
+        let pack = shared_pack(&world.spec.name, inputs_hash, &built.sections().map_err(&err)?).map_err(&err)?;
+        Ok((Box::new(prototypes_value(pack, &built.prototypes, &built.textures)), detail))
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Prototypes>().map(|p| p.pack.clone())
@@ -100,7 +112,7 @@ impl WorldProduct for TreePrototypesProduct {
     fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
         if bytes.is_empty() {
             return match trees_spec(keys.plan().world) {
-                None => Ok(Box::new(Prototypes { pack: Vec::new(), hash: 0, sizes: Vec::new() })),
+                None => Ok(Box::new(Prototypes::none())),
                 Some(_) => Err("an empty trees pack for a world with trees".into()),
             };
         }
@@ -115,7 +127,7 @@ impl WorldProduct for TreePrototypesProduct {
         if atlases.atlases.len() != protos.prototypes.len() || textures.species.len() != protos.species.len() {
             return Err("prototype, atlas and texture counts disagree".into());
         }
-        Ok(Box::new(prototypes_value(bytes.to_vec(), &protos)))
+        Ok(Box::new(prototypes_value(bytes.to_vec(), &protos, &textures)))
     }
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         trees_spec(keys.plan().world).is_some()
@@ -125,13 +137,14 @@ impl WorldProduct for TreePrototypesProduct {
     }
 }
 
-fn prototypes_value(pack: Vec<u8>, protos: &TreePrototypes) -> Prototypes {
+fn prototypes_value(pack: Vec<u8>, protos: &TreePrototypes, textures: &TreeTextures) -> Prototypes {
     let hash = xxhash_rust::xxh3::xxh3_64(&pack);
-    Prototypes { pack, hash, sizes: protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect() }
+    let sizes = protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect();
+    Prototypes { pack, hash, sizes, proxies: build::proxies(protos, textures) }
 }
 
 /// A complete shared pack of the trees product.
-fn shared_pack(world_name: &str, inputs_hash: u64, sections: &[RawSection]) -> Result<Vec<u8>, BakeError> {
+fn shared_pack(world_name: &str, inputs_hash: u64, sections: &[RawSection]) -> Result<Vec<u8>, TreesError> {
     let err = format_err("assembling the shared pack");
     let mut b = PackBuilder::new(writer_version());
     b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash }).map_err(&err)?;
@@ -195,7 +208,7 @@ impl WorldProduct for TreePlacementProduct {
         };
         let volume = ctx.world::<Volume>("volume")?;
         let rules: Vec<ScatterRule> = spec.species.iter().enumerate().map(|(i, s)| rule(world, i, s)).collect();
-        let placed = scatter::scatter(&volume.density, ctx.plan().tiling.voxel_size, &rules, world.spec.seed).map_err(|e| product_err(e.into()))?;
+        let placed = scatter::scatter(&volume.density, ctx.plan().tiling.voxel_size, &rules, world.spec.seed).map_err(|e| fail(ctx.plan(), self.name())(e.into()))?;
         let first: Vec<u32> = spec.species.iter().scan(0u32, |n, s| Some(std::mem::replace(n, *n + s.prototypes))).collect();
         let instances: Vec<TreeInstance> = placed
             .iter()
@@ -219,6 +232,29 @@ impl WorldProduct for TreePlacementProduct {
     }
     fn decode(&self, _keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
         Ok(Box::new(TreeInstances::decode(bytes).map_err(|e| e.to_string())?.instances))
+    }
+    fn light_occluder_key(&self, keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
+        let world = keys.plan().world;
+        if !trees_spec(world).is_some_and(|t| t.occlude_light) {
+            return Ok(None);
+        }
+        Ok(Some(settings_hash(&(keys.world_key(self.name())?.key().0, keys.world_key("tree-prototypes")?.key().0))))
+    }
+    fn light_occluders(&self, ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
+        let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
+        let protos = ctx.world::<Prototypes>("tree-prototypes")?;
+        let mut all = OccluderMesh::default();
+        for t in instances {
+            let Some(proxy) = protos.proxies.get(t.prototype as usize) else {
+                return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, protos.proxies.len())));
+            };
+            let (positions, indices, albedo) = build::occluder(proxy, t);
+            if indices.is_empty() {
+                continue;
+            }
+            all.append(OccluderMesh { positions, indices: indices.to_vec(), albedo: albedo.to_vec(), clusters: vec![(indices.len() / 3) as u32] });
+        }
+        Ok(all)
     }
 }
 
@@ -261,7 +297,7 @@ impl TileProduct for TreesProduct {
         }
         let all = ctx.world::<Vec<TreeInstance>>("tree-placement")?;
         let instances = tile_instances(ctx.plan(), all, tile);
-        let bytes = TreeInstances { prototypes_hash: protos.hash, instances }.encode().map_err(format_err("encoding tree instances"))?;
+        let bytes = TreeInstances { prototypes_hash: protos.hash, instances }.encode().map_err(|e| fail(ctx.plan(), self.name())(format_err("encoding tree instances")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeInstances::KIND, required: TreeInstances::REQUIRED, bytes }], summary: None })
     }
     fn validate(&self, _tile: usize, output: &TileOutput, _keys: &KeyCtx) -> Result<(), String> {
@@ -302,11 +338,12 @@ impl TileProduct for TreeLightingProduct {
         let Some(raw) = ctx.output("trees")?.section(TreeInstances::KIND) else {
             return Ok(TileOutput { sections: Vec::new(), summary: None });
         };
-        let instances = TreeInstances::decode(raw).map_err(format_err("reading tree instances"))?;
+        let err = fail(ctx.plan(), self.name());
+        let instances = TreeInstances::decode(raw).map_err(|e| err(format_err("reading tree instances")(e)))?;
         let protos = ctx.world::<Prototypes>("tree-prototypes")?;
         let lighting = ctx.world::<WorldLighting>("transport")?;
         let lit = build::instance_lighting(&lighting.baked, &instances.instances, &protos.sizes);
-        let bytes = TreeLighting(lit).encode().map_err(format_err("encoding tree lighting"))?;
+        let bytes = TreeLighting(lit).encode().map_err(|e| err(format_err("encoding tree lighting")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeLighting::KIND, required: TreeLighting::REQUIRED, bytes }], summary: None })
     }
     fn validate(&self, _tile: usize, output: &TileOutput, _keys: &KeyCtx) -> Result<(), String> {

@@ -9,18 +9,22 @@ use kiln_formats::sections::{
 use kiln_formats::Section;
 use rayon::prelude::*;
 
-use super::{format_err, product_err, TreesError};
-use crate::impostor::{self, Image, ImpostorSettings, Layout};
+use super::{format_err, TreesError};
+use crate::impostor::mips::coverage_preserving_mips;
+use crate::impostor::{self, CaptureMesh, Image, ImpostorSettings, Layout, Material};
 use crate::lighting::BakedLighting;
 use crate::pipeline::product::RawSection;
-use crate::pipeline::BakeError;
 use crate::rng::mix64;
 use crate::trees::{self, SpeciesParams};
 use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
 
 /// World size of an impostor texel for a prototype of bounding-sphere radius 1 when the world file
-/// leaves `trees.impostor.texel` at 0: 64 texels across the sphere, so a 1-unit tree gets 32 px views.
-const AUTO_TEXELS_PER_DIAMETER: f32 = 64.0;
+/// leaves `trees.impostor.texel` at 0: 32 texels across the bounding sphere, so views are 32 px
+/// whatever the tree's size (12×12 of them: a 384² atlas, about 0.5 MiB stored).
+const AUTO_TEXELS_PER_DIAMETER: f32 = 32.0;
+
+/// Leaves are drawn where their texture's alpha is at least this (the viewer's alpha test).
+const LEAF_ALPHA_TEST: f32 = 0.5;
 
 /// Everything the shared trees pack holds, decoded.
 pub struct Built {
@@ -36,7 +40,7 @@ impl Built {
     }
 
     /// The pack's sections: `TPRO`, `TTEX`, `TIMP` and, if baked, `TCRD`.
-    pub fn sections(&self) -> Result<Vec<RawSection>, BakeError> {
+    pub fn sections(&self) -> Result<Vec<RawSection>, TreesError> {
         let raw = |kind, required, bytes| RawSection { kind, required, bytes };
         let mut out = vec![
             raw(TreePrototypes::KIND, TreePrototypes::REQUIRED, self.prototypes.encode().map_err(format_err("encoding prototypes"))?),
@@ -95,7 +99,7 @@ fn level(img: &Image) -> Rgba8Level {
 }
 
 /// Grows every prototype of every species (in parallel, collected in order) and captures its impostor.
-pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, BakeError> {
+pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError> {
     let params: Vec<SpeciesParams> = spec.species.iter().map(species_params).collect();
     let textures: Vec<trees::SpeciesTextures> = params.par_iter().map(trees::textures).collect();
     let jobs: Vec<(usize, u32)> = spec.species.iter().enumerate().flat_map(|(s, sp)| (0..sp.prototypes).map(move |k| (s, k))).collect();
@@ -118,24 +122,33 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, BakeError>
             let height = (sp.height[0] + (sp.height[1] - sp.height[0]) * (k as f64 + 0.5) / n) as f32;
             let seed = mix64(world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
             let proto = trees::grow(&params[s], seed, height);
-            let capture = proto.mesh.capture_mesh(&textures[s]);
+            let m = &proto.mesh;
+            let materials: Vec<u8> = std::iter::repeat_n(0u8, m.bark_indices.len() / 3).chain(std::iter::repeat_n(1u8, m.leaf_indices.len() / 3)).collect();
+            let indices = [m.bark_indices.as_slice(), m.leaf_indices.as_slice()].concat();
+            let looks = [
+                Material { texture: &textures[s].bark, alpha_test: None, two_sided: false },
+                Material { texture: &textures[s].leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
+            ];
+            let capture =
+                CaptureMesh { positions: &m.positions, normals: &m.normals, uvs: &m.uvs, ao: &m.ao, indices: &indices, materials: &materials, textures: &looks };
             let texel = match spec.impostor.texel {
                 t if t > 0.0 => t as f32,
-                _ => 2.0 * proto.radius.max(proto.height * 0.5) / AUTO_TEXELS_PER_DIAMETER,
+                // A hair over the exact size, so rounding never doubles the view to the next power of two.
+                _ => 2.0 * impostor::capture::bounding_sphere(&m.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001,
             };
             let imp = impostor::bake(&capture, &settings(texel))
-                .map_err(|e| product_err(TreesError::Impostor { index, species: sp.preset.clone(), reason: e.to_string() }))?;
+                .map_err(|e| TreesError::Impostor { index, species: sp.preset.clone(), reason: e.to_string() })?;
             Ok((prototype_section(s, &proto), atlas_section(&imp), imp.cards.as_ref().map(cards_section)))
         })
-        .collect::<Result<_, BakeError>>()?;
+        .collect::<Result<_, TreesError>>()?;
     let mut built = Built {
         prototypes: TreePrototypes { species: spec.species.iter().map(|s| s.preset.clone()).collect(), prototypes: Vec::new() },
         textures: TreeTextures {
             species: textures
                 .iter()
                 .map(|t| SpeciesTextures {
-                    bark: impostor::box_mips(&t.bark).iter().map(level).collect(),
-                    leaf: impostor::coverage_preserving_mips(&t.leaf, 0.5).iter().map(level).collect(),
+                    bark: coverage_preserving_mips(&t.bark, 0.5).iter().map(level).collect(),
+                    leaf: coverage_preserving_mips(&t.leaf, LEAF_ALPHA_TEST).iter().map(level).collect(),
                 })
                 .collect(),
         },
@@ -188,8 +201,22 @@ fn atlas_section(imp: &impostor::Impostor) -> ImpostorAtlas {
 }
 
 fn cards_section(c: &impostor::Cards) -> TreePrototypeCards {
-    let card = |k: &impostor::Card| TreeCard { color: level(&k.color), normal: level(&k.normal) };
-    TreePrototypeCards { leaf_extent: c.leaf.extent, leaf: card(&c.leaf), branch_extent: c.branch.extent, branch: card(&c.branch) }
+    // A tree without leaves (or branches) gets a 1×1 empty card of that kind.
+    let card = |k: &Option<impostor::Card>| match k {
+        Some(k) => (
+            [k.lo[0], k.lo[2], k.hi[0], k.hi[2]],
+            TreeCard {
+                color: Rgba8Level { width: k.width, height: k.height, rgba: k.albedo.clone() },
+                normal: Rgba8Level { width: k.width, height: k.height, rgba: k.normal.clone() },
+            },
+        ),
+        None => {
+            let empty = Rgba8Level { width: 1, height: 1, rgba: vec![0; 4] };
+            ([0.0; 4], TreeCard { color: empty.clone(), normal: empty })
+        }
+    };
+    let ((leaf_extent, leaf), (branch_extent, branch)) = (card(&c.leaf), card(&c.branch));
+    TreePrototypeCards { leaf_extent, leaf, branch_extent, branch }
 }
 
 /// Each instance's crown irradiance (ambient: sky and bounces) for normals up, down and sideways
@@ -207,4 +234,98 @@ pub fn instance_lighting(baked: &BakedLighting, instances: &[TreeInstance], size
             [at([0.0, 0.0, 1.0]), at([0.0, 0.0, -1.0]), side]
         })
         .collect()
+}
+
+/// A prototype reduced for light transport: the reduced-branch bark and the quarter of the leaves
+/// that the far LOD keeps, each kept leaf grown so that the leaves' total area times their
+/// texture's coverage is the full tree's (the ray engine has no alpha test: opaque quads of the
+/// same mean coverage block the same share of light on average). Leaves face both ways.
+#[derive(Clone, Debug, Default)]
+pub struct Proxy {
+    pub positions: Vec<[f32; 3]>,
+    pub indices: Vec<u32>,
+    pub albedo: Vec<[f32; 3]>,
+}
+
+fn srgb_to_linear(c: u8) -> f32 {
+    let c = c as f32 / 255.0;
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        libm::powf((c + 0.055) / 1.055, 2.4)
+    }
+}
+
+/// Mean linear colour of the texels with alpha ≥ 0.5, and the share of such texels.
+fn covered_colour(level: &Rgba8Level) -> ([f32; 3], f32) {
+    let mut sum = [0.0f64; 3];
+    let mut n = 0usize;
+    for t in level.rgba.chunks_exact(4).filter(|t| t[3] >= 128) {
+        (0..3).for_each(|c| sum[c] += srgb_to_linear(t[c]) as f64);
+        n += 1;
+    }
+    let texels = (level.rgba.len() / 4).max(1);
+    (sum.map(|s| (s / n.max(1) as f64) as f32), n as f32 / texels as f32)
+}
+
+/// The light-transport proxy of every prototype.
+pub fn proxies(protos: &TreePrototypes, textures: &TreeTextures) -> Vec<Proxy> {
+    protos
+        .prototypes
+        .iter()
+        .map(|p| {
+            let tex = textures.species.get(usize::from(p.species));
+            let (bark_albedo, _) = tex.and_then(|t| t.bark.first()).map_or(([0.3, 0.25, 0.2], 1.0), covered_colour);
+            let (leaf_albedo, coverage) = tex.and_then(|t| t.leaf.first()).map_or(([0.1, 0.2, 0.05], 0.5), covered_colour);
+            let [_, lod1, lod2] = p.lods;
+            let mut out = Proxy::default();
+            let bark = &p.bark_indices[..lod1.bark_index_count as usize];
+            out.positions.extend_from_slice(&p.positions);
+            out.indices.extend_from_slice(bark);
+            out.albedo.extend(std::iter::repeat_n(bark_albedo, bark.len() / 3));
+            let kept = &p.leaf_indices[..lod2.leaf_index_count as usize];
+            let area = |idx: &[u32]| -> f64 {
+                idx.chunks_exact(3)
+                    .map(|t| {
+                        let [a, b, c] = [0, 1, 2].map(|k| glam::Vec3::from(p.positions[t[k] as usize]));
+                        0.5 * (b - a).cross(c - a).length() as f64
+                    })
+                    .sum()
+            };
+            let (full, kept_area) = (area(&p.leaf_indices), area(kept));
+            let grow = if kept_area > 0.0 { ((full * coverage as f64 / kept_area).sqrt()) as f32 } else { 1.0 };
+            // Leaves are quads of two triangles (6 indices): grow each about its centre.
+            for quad in kept.chunks(6) {
+                let mut corners: Vec<u32> = quad.to_vec();
+                corners.sort_unstable();
+                corners.dedup();
+                let centre = corners.iter().fold(glam::Vec3::ZERO, |a, &v| a + glam::Vec3::from(p.positions[v as usize])) / corners.len() as f32;
+                let base = out.positions.len() as u32;
+                let local = |v: u32| base + corners.iter().position(|&c| c == v).expect("a corner of its quad") as u32;
+                for &v in &corners {
+                    out.positions.push((centre + (glam::Vec3::from(p.positions[v as usize]) - centre) * grow).into());
+                }
+                for t in quad.chunks_exact(3) {
+                    out.indices.extend([local(t[0]), local(t[1]), local(t[2])]);
+                    out.indices.extend([local(t[0]), local(t[2]), local(t[1])]);
+                    out.albedo.extend([leaf_albedo, leaf_albedo]);
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// An instance's proxy in world space: rotated by its yaw, scaled and moved to its trunk base.
+pub fn occluder<'p>(proxy: &'p Proxy, t: &TreeInstance) -> (Vec<[f32; 3]>, &'p [u32], &'p [[f32; 3]]) {
+    let (s, c) = (libm::sinf(t.yaw), libm::cosf(t.yaw));
+    let positions = proxy
+        .positions
+        .iter()
+        .map(|p| {
+            let [x, y, z] = p.map(|v| v * t.scale);
+            [t.position[0] + c * x - s * y, t.position[1] + s * x + c * y, t.position[2] + z]
+        })
+        .collect();
+    (positions, &proxy.indices, &proxy.albedo)
 }

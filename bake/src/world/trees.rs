@@ -127,7 +127,7 @@ pub struct ImpostorSpec {
     pub grid: u32,
     /// Direction layout.
     pub layout: ImpostorLayoutSpec,
-    /// World size of one atlas texel; 0 = chosen from each prototype's size (32 px views for a 1-unit tree).
+    /// World size of one atlas texel; 0 = chosen from each prototype's size (32 texels across its bounding sphere).
     pub texel: f64,
     /// Also bake the reference engine's two-card billboards (leaf card and branch card).
     pub cards: bool,
