@@ -20,6 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grid", &[]),
     ("mem", &[]),
     ("rng", &[]),
+    ("impostor", &["rays"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

@@ -1,0 +1,3 @@
+//! Impostor baking (placeholder root, replaced below).
+pub mod image;
+pub mod octahedral;
