@@ -21,6 +21,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mem", &[]),
     ("rng", &[]),
     ("scatter", &["density", "rng", "grid"]),
+    ("impostor", &["rays"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod density;
 pub mod diff;
 pub mod grid;
+pub mod impostor;
 #[cfg(test)]
 mod layering_tests;
 pub mod lighting;
