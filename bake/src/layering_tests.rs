@@ -20,6 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grid", &[]),
     ("mem", &[]),
     ("rng", &[]),
+    ("trees", &["rng", "rays", "impostor"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod density;
 pub mod diff;
 pub mod grid;
+pub mod impostor;
 #[cfg(test)]
 mod layering_tests;
 pub mod lighting;
@@ -14,6 +15,7 @@ mod mem;
 pub mod pipeline;
 pub mod rays;
 pub mod rng;
+pub mod trees;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
