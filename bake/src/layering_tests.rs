@@ -22,6 +22,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("rng", &[]),
     ("scatter", &["density", "rng", "grid"]),
     ("impostor", &["rays"]),
+    ("trees", &["rng", "rays", "impostor"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

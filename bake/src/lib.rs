@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod rays;
 pub mod rng;
 pub mod scatter;
+pub mod trees;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
