@@ -181,7 +181,7 @@ mod tests {
         let mut img = Image::new(size, size);
         for y in 0..size {
             for x in 0..size {
-                let (u, v) = (x as f32 / size as f32 * 6.283, y as f32 / size as f32 * 6.283);
+                let (u, v) = (x as f32 / size as f32 * std::f32::consts::TAU, y as f32 / size as f32 * std::f32::consts::TAU);
                 let f = libm::cosf(3.0 * u + libm::sinf(2.0 * v)) * libm::cosf(5.0 * v - u) + 0.3 * libm::sinf(9.0 * u + 7.0 * v);
                 let alpha = ((f - 0.1) * 3.0 + 0.5).clamp(0.0, 1.0);
                 let h = (x.wrapping_mul(73_856_093) ^ y.wrapping_mul(19_349_663)) % 97;
