@@ -57,7 +57,13 @@ fn main() {
         write_png(&dir.join("albedo.png"), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &l.albedo);
         let opaque: Vec<u8> = l.albedo.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect();
         write_png(&dir.join("albedo_rgb.png"), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &opaque);
-        write_png(&dir.join("normal.png"), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &l.normal.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect::<Vec<u8>>());
+        write_png(
+            &dir.join("normal.png"),
+            l.size,
+            png::ColorType::Rgba,
+            png::BitDepth::Eight,
+            &l.normal.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect::<Vec<u8>>(),
+        );
         let depth: Vec<u8> = l.depth.iter().flat_map(|d| d.to_be_bytes()).collect();
         write_png(&dir.join("depth.png"), l.size, png::ColorType::Grayscale, png::BitDepth::Sixteen, &depth);
         for (k, l) in imp.levels.iter().enumerate().skip(1) {

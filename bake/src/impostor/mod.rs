@@ -14,6 +14,8 @@ pub mod mips;
 pub mod octahedral;
 pub mod reconstruct;
 pub mod synthetic;
+#[cfg(test)]
+mod tests;
 
 use capture::{OrthoCamera, Scene, ViewMaps};
 pub use image::Image;
@@ -74,7 +76,7 @@ pub struct ImpostorSettings {
 
 impl Default for ImpostorSettings {
     fn default() -> Self {
-        ImpostorSettings { layout: Layout::Octahedral, grid: 12, texel: 0.25, min_px: 16, max_px: 64, cards: false, supersample: 2, min_mip_px: 4 }
+        ImpostorSettings { layout: Layout::Octahedral, grid: 12, texel: 0.35, min_px: 16, max_px: 64, cards: false, supersample: 2, min_mip_px: 4 }
     }
 }
 

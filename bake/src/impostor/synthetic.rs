@@ -67,7 +67,16 @@ impl SyntheticTree {
                 let (u, v) = ((x as f32 + 0.5) / 16.0 - 1.0, (y as f32 + 0.5) / 16.0 - 1.0);
                 let inside = u * u + 0.6 * v * v < 0.8;
                 let vein = (u.abs() < 0.08) as u8 as f32;
-                t.leaf.set(x, y, [(50.0 + 40.0 * n + 60.0 * vein) as u8, (110.0 + 60.0 * n + 40.0 * vein) as u8, (30.0 + 20.0 * n) as u8, if inside { 255 } else { 0 }]);
+                t.leaf.set(
+                    x,
+                    y,
+                    [
+                        (50.0 + 40.0 * n + 60.0 * vein) as u8,
+                        (110.0 + 60.0 * n + 40.0 * vein) as u8,
+                        (30.0 + 20.0 * n) as u8,
+                        if inside { 255 } else { 0 },
+                    ],
+                );
             }
         }
         // Trunk: 12 sides, 6 rings, one-sided outward.
