@@ -38,13 +38,14 @@ struct MeshVertex {
     @location(3) ao: vec4<f32>,
 }
 
+// A tree's per-instance values as the fragment stage uses them.
 struct Tree {
-    @location(10) @interpolate(flat) tint: vec3<f32>,
-    @location(11) @interpolate(flat) up: vec4<f32>,
-    @location(12) @interpolate(flat) down: vec4<f32>,
-    @location(13) @interpolate(flat) side: vec4<f32>,
-    @location(14) @interpolate(flat) id: vec2<u32>,
-    @location(15) @interpolate(flat) seed_rep: vec2<u32>,
+    tint: vec3<f32>,
+    up: vec4<f32>,
+    down: vec4<f32>,
+    side: vec4<f32>,
+    id: vec2<u32>,
+    seed_rep: vec2<u32>,
 }
 
 struct MeshVary {
@@ -53,7 +54,12 @@ struct MeshVary {
     @location(1) normal: vec3<f32>,
     @location(2) uv: vec2<f32>,
     @location(3) ao: f32,
-    tree: Tree,
+    @location(4) @interpolate(flat) tint: vec3<f32>,
+    @location(5) @interpolate(flat) up: vec4<f32>,
+    @location(6) @interpolate(flat) down: vec4<f32>,
+    @location(7) @interpolate(flat) side: vec4<f32>,
+    @location(8) @interpolate(flat) id: vec2<u32>,
+    @location(9) @interpolate(flat) seed_rep: vec2<u32>,
 }
 
 fn rotate_z(v: vec3<f32>, yaw: f32) -> vec3<f32> {
@@ -62,15 +68,13 @@ fn rotate_z(v: vec3<f32>, yaw: f32) -> vec3<f32> {
     return vec3<f32>(c * v.x - s * v.y, s * v.x + c * v.y, v.z);
 }
 
-fn tree_of(i: Instance) -> Tree {
-    var t: Tree;
-    t.tint = i.scale_tint.yzw;
-    t.up = i.light_up;
-    t.down = i.light_down;
-    t.side = i.light_side;
-    t.id = i.id;
-    t.seed_rep = i.seed_rep;
-    return t;
+
+fn mesh_tree(v: MeshVary) -> Tree {
+    return Tree(v.tint, v.up, v.down, v.side, v.id, v.seed_rep);
+}
+
+fn imp_tree(v: ImpVary) -> Tree {
+    return Tree(v.tint, v.up, v.down, v.side, v.id, v.seed_rep);
 }
 
 fn mesh_world(v: MeshVertex, i: Instance) -> vec3<f32> {
@@ -85,7 +89,12 @@ fn vs_mesh(v: MeshVertex, i: Instance) -> MeshVary {
     o.normal = rotate_z(v.normal.xyz, i.pos_yaw.w);
     o.uv = v.uv;
     o.ao = v.ao.x;
-    o.tree = tree_of(i);
+    o.tint = i.scale_tint.yzw;
+    o.up = i.light_up;
+    o.down = i.light_down;
+    o.side = i.light_side;
+    o.id = i.id;
+    o.seed_rep = i.seed_rep;
     return o;
 }
 
@@ -199,16 +208,18 @@ fn scene_out(c: vec3<f32>, t: Tree) -> SceneOut {
 @fragment
 fn fs_bark(v: MeshVary) -> SceneOut {
     let albedo = textureSample(tex_a, repeat_sampler, v.uv).rgb;
-    if (!dither_keep(v.clip.xy, v.tree)) {
+    let t = mesh_tree(v);
+    if (!dither_keep(v.clip.xy, t)) {
         discard;
     }
-    return scene_out(shade(v.tree, v.world, normalize(v.normal), albedo, v.ao, false), v.tree);
+    return scene_out(shade(t, v.world, normalize(v.normal), albedo, v.ao, false), t);
 }
 
 @fragment
 fn fs_leaf(v: MeshVary) -> SceneOut {
     let texel = textureSample(tex_b, repeat_sampler, v.uv);
-    if (texel.a < 0.5 || !dither_keep(v.clip.xy, v.tree)) {
+    let t = mesh_tree(v);
+    if (texel.a < 0.5 || !dither_keep(v.clip.xy, t)) {
         discard;
     }
     // Two-sided: the normal turned to face the eye.
@@ -216,7 +227,7 @@ fn fs_leaf(v: MeshVary) -> SceneOut {
     if (dot(n, frame.camera_pos.xyz - v.world) < 0.0) {
         n = -n;
     }
-    return scene_out(shade(v.tree, v.world, n, texel.rgb, v.ao, true), v.tree);
+    return scene_out(shade(t, v.world, n, texel.rgb, v.ao, true), t);
 }
 
 // ---- octahedral maps (mirror of bake/src/impostor/octahedral.rs) ---------------------------------
@@ -325,7 +336,12 @@ struct ImpVary {
     @location(3) @interpolate(flat) eye: vec3<f32>,             // the camera in the same units (perspective)
     @location(4) @interpolate(flat) pos_yaw: vec4<f32>,
     @location(5) @interpolate(flat) scale: f32,
-    tree: Tree,
+    @location(6) @interpolate(flat) tint: vec3<f32>,
+    @location(7) @interpolate(flat) up: vec4<f32>,
+    @location(8) @interpolate(flat) down: vec4<f32>,
+    @location(9) @interpolate(flat) side: vec4<f32>,
+    @location(10) @interpolate(flat) id: vec2<u32>,
+    @location(11) @interpolate(flat) seed_rep: vec2<u32>,
 }
 
 const CORNERS = array<vec2<f32>, 6>(vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0));
@@ -370,7 +386,12 @@ fn vs_impostor(@builtin(vertex_index) vi: u32, i: Instance) -> ImpVary {
     o.ray = -o.view;
     o.pos_yaw = i.pos_yaw;
     o.scale = i.scale_tint.x;
-    o.tree = tree_of(i);
+    o.tint = i.scale_tint.yzw;
+    o.up = i.light_up;
+    o.down = i.light_down;
+    o.side = i.light_side;
+    o.id = i.id;
+    o.seed_rep = i.seed_rep;
     return o;
 }
 
@@ -387,10 +408,15 @@ fn vs_impostor_shadow(@builtin(vertex_index) vi: u32, i: Instance) -> ImpVary {
     o.ray = -o.view;
     o.pos_yaw = i.pos_yaw;
     o.scale = i.scale_tint.x;
-    o.tree = tree_of(i);
+    o.tint = i.scale_tint.yzw;
+    o.up = i.light_up;
+    o.down = i.light_down;
+    o.side = i.light_side;
+    o.id = i.id;
+    o.seed_rep = i.seed_rep;
     // The mip from the tree's size in shadow texels.
     let px = 2.0 * r / max(frame.sun_dir.w, 1e-6);
-    o.tree.side.w = clamp(log2(f32(atlas.params.y) / px), 0.0, f32(atlas.params.w - 1u));
+    o.side.w = clamp(log2(f32(atlas.params.y) / px), 0.0, f32(atlas.params.w - 1u));
     return o;
 }
 
@@ -432,7 +458,7 @@ fn frame_hit(cell: vec2<u32>, q: vec3<f32>, dir: vec3<f32>, lod: f32) -> Hit {
 
 fn impostor_hit(v: ImpVary, dir: vec3<f32>) -> Hit {
     let blend = select_frames(v.view);
-    let lod = v.tree.side.w;
+    let lod = v.side.w;
     let h0 = frame_hit(blend.f0, v.obj, dir, lod);
     let h1 = frame_hit(blend.f1, v.obj, dir, lod);
     let h2 = frame_hit(blend.f2, v.obj, dir, lod);
@@ -456,7 +482,8 @@ struct ImpOut {
 fn fs_impostor(v: ImpVary) -> ImpOut {
     let dir = normalize(v.obj - v.eye);
     let h = impostor_hit(v, dir);
-    if (h.albedo.a < 0.5 || !dither_keep(v.clip.xy, v.tree)) {
+    let t = imp_tree(v);
+    if (h.albedo.a < 0.5 || !dither_keep(v.clip.xy, t)) {
         discard;
     }
     let world = from_atlas(v, h.pos);
@@ -466,8 +493,8 @@ fn fs_impostor(v: ImpVary) -> ImpOut {
         n = -n;
     }
     var o: ImpOut;
-    o.color = vec4<f32>(shade(v.tree, world, n, h.albedo.rgb, h.normal.w, true), 1.0);
-    o.id = v.tree.id;
+    o.color = vec4<f32>(shade(t, world, n, h.albedo.rgb, h.normal.w, true), 1.0);
+    o.id = t.id;
     let clip = frame.view_proj * vec4<f32>(world, 1.0);
     o.depth = clip.z / clip.w;
     return o;

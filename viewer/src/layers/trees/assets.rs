@@ -100,7 +100,8 @@ fn snorm16(v: f32) -> i16 {
 /// Decodes and checks the shared trees pack.
 pub fn decode(pack: &Pack) -> Result<TreeAssets, String> {
     let protos = pack.require::<TreePrototypes>().map_err(|e| e.to_string())?;
-    let textures = pack.get::<TreeTextures>().map_err(|e| e.to_string())?.ok_or_else(|| format!("required section {} is missing", TreeTextures::KIND))?;
+    let textures =
+        pack.get::<TreeTextures>().map_err(|e| e.to_string())?.ok_or_else(|| format!("required section {} is missing", TreeTextures::KIND))?;
     let impostors = pack.get::<TreeImpostors>().map_err(|e| e.to_string())?;
     if textures.species.len() != protos.species.len() {
         return Err(format!("{} species but textures for {}", protos.species.len(), textures.species.len()));
@@ -116,7 +117,8 @@ pub fn decode(pack: &Pack) -> Result<TreeAssets, String> {
         if p.normals.len() != n || p.uvs.len() != n || p.ao.len() != n {
             return Err(format!("prototype {i}: vertex streams of different lengths"));
         }
-        let base = u32::try_from(assets.vertices.len() + n).map(|_| assets.vertices.len() as u32).map_err(|_| "too many tree vertices".to_string())?;
+        let base =
+            u32::try_from(assets.vertices.len() + n).map(|_| assets.vertices.len() as u32).map_err(|_| "too many tree vertices".to_string())?;
         assets.vertices.extend((0..n).map(|v| TreeVertex {
             position: p.positions[v],
             normal: [snorm16(p.normals[v][0]), snorm16(p.normals[v][1]), snorm16(p.normals[v][2]), 0],
@@ -149,7 +151,12 @@ pub fn decode(pack: &Pack) -> Result<TreeAssets, String> {
             let mut mips = Vec::with_capacity(a.levels.len());
             for (l, level) in a.levels.into_iter().enumerate() {
                 let texels = level.size as usize * level.size as usize;
-                if level.size == 0 || !ok_size(l, level.size) || level.albedo.len() != 4 * texels || level.normal.len() != 4 * texels || level.depth.len() != texels {
+                if level.size == 0
+                    || !ok_size(l, level.size)
+                    || level.albedo.len() != 4 * texels
+                    || level.normal.len() != 4 * texels
+                    || level.depth.len() != texels
+                {
                     return Err(format!("atlas {i}: level {l} of side {} does not match its data", level.size));
                 }
                 let depth = level.depth.iter().map(|&d| f16_bits(f32::from(d) / 65535.0)).collect();

@@ -113,7 +113,10 @@ pub fn decode_instances(ins: &TreeInstances, lighting: Option<&TreeLighting>, as
     let mut runs: Vec<(u32, u32, u32)> = Vec::new();
     for (slot, &i) in order.iter().enumerate() {
         let t = &ins.instances[i as usize];
-        let proto = assets.prototypes.get(t.prototype as usize).ok_or_else(|| format!("tree {i}: prototype {} of {}", t.prototype, assets.prototypes.len()))?;
+        let proto = assets
+            .prototypes
+            .get(t.prototype as usize)
+            .ok_or_else(|| format!("tree {i}: prototype {} of {}", t.prototype, assets.prototypes.len()))?;
         let finite = t.position.iter().chain(&t.tint).chain([&t.yaw, &t.scale]).all(|v| v.is_finite());
         if !finite || t.scale <= 0.0 {
             return Err(format!("tree {i}: non-finite placement or scale {}", t.scale));

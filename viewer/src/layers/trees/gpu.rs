@@ -38,12 +38,20 @@ const TREE_ATTRS: [wgpu::VertexAttribute; 7] =
 
 /// Layout of the prototype vertices (buffer 0 of mesh pipelines).
 pub fn mesh_layout() -> wgpu::VertexBufferLayout<'static> {
-    wgpu::VertexBufferLayout { array_stride: std::mem::size_of::<TreeVertex>() as u64, step_mode: wgpu::VertexStepMode::Vertex, attributes: &MESH_ATTRS }
+    wgpu::VertexBufferLayout {
+        array_stride: std::mem::size_of::<TreeVertex>() as u64,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &MESH_ATTRS,
+    }
 }
 
 /// Layout of the instances (buffer 1 of mesh pipelines, buffer 0 of impostor pipelines).
 pub fn instance_layout() -> wgpu::VertexBufferLayout<'static> {
-    wgpu::VertexBufferLayout { array_stride: std::mem::size_of::<GpuTree>() as u64, step_mode: wgpu::VertexStepMode::Instance, attributes: &TREE_ATTRS }
+    wgpu::VertexBufferLayout {
+        array_stride: std::mem::size_of::<GpuTree>() as u64,
+        step_mode: wgpu::VertexStepMode::Instance,
+        attributes: &TREE_ATTRS,
+    }
 }
 
 /// The group-1 layout: three textures, a repeating and a clamping sampler, the dither noise and
@@ -128,7 +136,8 @@ pub struct SharedGpu {
 impl SharedGpu {
     /// Uploads `assets`.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, layout: &wgpu::BindGroupLayout, assets: &TreeAssets) -> Self {
-        let buffer = |label, contents: &[u8], usage| device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
+        let buffer =
+            |label, contents: &[u8], usage| device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
         let vertices = buffer("tree vertices", bytemuck::cast_slice(&assets.vertices), wgpu::BufferUsages::VERTEX);
         let indices = buffer("tree indices", bytemuck::cast_slice(&assets.indices), wgpu::BufferUsages::INDEX);
         let sampler = |mode| {
@@ -188,7 +197,10 @@ impl SharedGpu {
                     super::octahedral::Layout::Octahedral => 0,
                     super::octahedral::Layout::HemiOctahedral => 1,
                 };
-                let u = AtlasUniforms { center: [p.center[0], p.center[1], p.center[2], p.radius], params: [a.grid, a.view_px, layout_id, a.mips.len() as u32] };
+                let u = AtlasUniforms {
+                    center: [p.center[0], p.center[1], p.center[2], p.radius],
+                    params: [a.grid, a.view_px, layout_id, a.mips.len() as u32],
+                };
                 group("impostor atlas", &al, &no, &de, u)
             })
             .collect();

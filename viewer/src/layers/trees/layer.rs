@@ -88,7 +88,14 @@ impl TreesLayer {
 
     /// Draws `count` instances from `first` of the bound instance buffer as representation `rep`
     /// of prototype `proto`; returns triangles.
-    fn draw(&self, pass: &mut wgpu::RenderPass<'_>, pipes: [Option<&wgpu::RenderPipeline>; 3], rep: u32, proto: usize, instances: std::ops::Range<u32>) -> u64 {
+    fn draw(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        pipes: [Option<&wgpu::RenderPipeline>; 3],
+        rep: u32,
+        proto: usize,
+        instances: std::ops::Range<u32>,
+    ) -> u64 {
         let (Some(assets), Some(group)) = (self.assets.as_ref(), self.bind_for(rep, proto)) else { return 0 };
         let n = u64::from(instances.end - instances.start);
         pass.set_bind_group(1, group, &[]);
@@ -168,7 +175,11 @@ impl Layer for TreesLayer {
     /// Two triangles a tree: what an impostor costs, the common case (the count only weighs
     /// shadow redraws and the HUD).
     fn extent(&self, key: TileId) -> Option<Extent> {
-        self.tiles.get(&key).map(|t| Extent { min: Vec3::from(t.data.bounds.0), max: Vec3::from(t.data.bounds.1), triangles: 2 * t.data.trees.len() as u64 })
+        self.tiles.get(&key).map(|t| Extent {
+            min: Vec3::from(t.data.bounds.0),
+            max: Vec3::from(t.data.bounds.1),
+            triangles: 2 * t.data.trees.len() as u64,
+        })
     }
 
     fn prepare_frame(&mut self, ctx: &FrameContext<'_>, view: &[DrawItem]) -> Counts {

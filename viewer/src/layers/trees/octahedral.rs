@@ -147,7 +147,8 @@ mod tests {
             for (i, j) in [(0, 0), (3, 7), (11, 11), (5, 11)] {
                 let d = frame_direction(layout, 12, i, j);
                 let b = select_frames(layout, 12, d);
-                let w: f32 = b.frames.iter().zip(b.weights).filter(|(f, _)| frame_direction(layout, 12, f[0], f[1]) == d).map(|(_, w)| w).sum();
+                let w: f32 =
+                    b.frames.iter().zip(b.weights).filter(|(f, _)| close(&frame_direction(layout, 12, f[0], f[1]), &d)).map(|(_, w)| w).sum();
                 assert!((w - 1.0).abs() < 1e-4, "{layout:?} ({i},{j}) {b:?}");
             }
         }
