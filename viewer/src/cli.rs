@@ -29,7 +29,7 @@ pub struct Args {
     /// Viewport (headless) or initial window size, WxH pixels.
     #[arg(long, value_parser = parse_size, default_value = "1280x720")]
     pub size: [u32; 2],
-    /// View mode (keys 1-7 in the window).
+    /// View mode (keys 1-8 in the window).
     #[arg(long, value_enum, default_value_t = ViewMode::Lit)]
     pub mode: ViewMode,
     /// Headless: write the final frame to this PNG.

@@ -212,6 +212,13 @@ pub struct StillStats {
     pub mode: String,
     /// The GPU adapter: "name (backend, driver)".
     pub adapter: String,
+    /// The layers' counts in the final frame (e.g. `trees_mesh`, `trees_impostor`).
+    pub drawn: std::collections::BTreeMap<String, u64>,
+}
+
+/// A frame's layer counts as a map, for the JSON reports.
+pub fn counts_map(counts: &crate::layers::Counts) -> std::collections::BTreeMap<String, u64> {
+    counts.iter().map(|(n, v)| (n.to_string(), *v)).collect()
 }
 
 /// Writes `value` as pretty JSON (atomically).
@@ -253,6 +260,8 @@ pub struct FlyStats {
     pub mean_drawn_tiles: f64,
     /// See `mean_drawn_tiles`.
     pub mean_drawn_triangles: f64,
+    /// Per frame, averaged: the layers' counts (e.g. trees drawn as meshes and as impostors).
+    pub mean_drawn: std::collections::BTreeMap<String, f64>,
     /// Image width and height in pixels.
     pub size: [u32; 2],
     /// The view mode's name, as `--mode` takes it.

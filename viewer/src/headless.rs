@@ -141,7 +141,7 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     gpu.check_size(o.size)?;
     startup.device_ms = since(o.launched);
     // With the mode's pipelines: the first frame would otherwise carry their compile.
-    let mut renderer = Renderer::new(&gpu, FORMAT, o.size, world, o.mode, o.edge_wireframe);
+    let mut renderer = Renderer::new(&gpu, FORMAT, o.size, (world, streamer.shared()), o.mode, o.edge_wireframe);
     if o.stats.is_some() && path.is_some() {
         renderer.enable_gpu_timing(&gpu);
     }
@@ -153,7 +153,7 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     match path {
         Some(points) => fly(&mut off, o, &points)?,
         None => {
-            still(&mut off, o)?;
+            let last = still(&mut off, o)?;
             if let Some(path) = &o.stats {
                 let s = off.startup;
                 let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0} ms"));
@@ -166,7 +166,13 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
                     s.first_complete_triangles,
                     ms(s.final_frame_ms)
                 );
-                let stats = StillStats { startup: s, size: o.size, mode: o.mode.name().to_string(), adapter: off.gpu.description.clone() };
+                let stats = StillStats {
+                    startup: s,
+                    size: o.size,
+                    mode: o.mode.name().to_string(),
+                    adapter: off.gpu.description.clone(),
+                    drawn: flypath::counts_map(&last.counts),
+                };
                 flypath::write_json(&stats, path)?;
             }
         }
@@ -177,7 +183,8 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     off.gpu.take_error()
 }
 
-fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
+/// Draws the still picture; returns what its final frame drew.
+fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<FrameReport, ViewerError> {
     let w = off.session.world;
     let camera = match o.camera {
         Some(p) => Camera::from_pose(p, w.min, w.max),
@@ -235,7 +242,8 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<(), ViewerError> {
         off.frame(o, &camera, ms, report, true);
         off.gpu.wait_idle()?;
     }
-    off.gpu.take_error()
+    off.gpu.take_error()?;
+    Ok(report)
 }
 
 fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) -> Result<(), ViewerError> {
@@ -244,6 +252,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
     let mut records = Vec::with_capacity(points.len());
     let mut last = FrameReport::default();
     let (mut tiles, mut triangles) = (0u64, 0u64);
+    let mut counts: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
     for (i, p) in points.iter().enumerate() {
         let camera = Camera::from_pose(p.pose, w.min, w.max);
         let velocity = match i.checked_sub(1).map(|j| &points[j]) {
@@ -283,6 +292,9 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         });
         tiles += last.drawn_tiles as u64;
         triangles += last.drawn_triangles;
+        for (n, v) in last.counts.iter() {
+            *counts.entry(n.to_string()).or_default() += *v as f64;
+        }
         report_errors(&u.new_errors);
         off.gpu.take_error()?;
     }
@@ -304,6 +316,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         failed_tiles: off.session.error_count,
         mean_drawn_tiles: tiles as f64 / ms.len().max(1) as f64,
         mean_drawn_triangles: triangles as f64 / ms.len().max(1) as f64,
+        mean_drawn: counts.into_iter().map(|(n, v)| (n, v / ms.len().max(1) as f64)).collect(),
         size: o.size,
         mode: o.mode.name().to_string(),
         adapter: off.gpu.description.clone(),

@@ -92,6 +92,11 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         i.drawn.culled,
         count(i.drawn.drawn_triangles)
     )));
+    if !i.drawn.counts.is_empty() {
+        // The layers' own counts (trees by representation, …), as `name value` pairs.
+        let counts: Vec<String> = i.drawn.counts.iter().map(|(n, c)| format!("{n} {}", count(*c))).collect();
+        v.push(HudLine::info(counts.join("  ")));
+    }
     let s = &i.stats;
     v.push(HudLine::info(format!("tiles visible {}  cached {}  building {}  failed {}", s.visible, s.cached, s.building, s.failed)));
     v.push(HudLine::info(format!(
@@ -123,7 +128,7 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         }
     }
     if i.keys_help {
-        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-7 mode  V vsync  H hud  F12 shot  [ ] exposure  X auto"));
+        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-8 mode  V vsync  H hud  F12 shot  [ ] exposure  X auto"));
     }
     if i.drawn.missing > 0 {
         v.push(HudLine::alert(format!("{} drawn tiles were not resident", i.drawn.missing)));

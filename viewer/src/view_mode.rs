@@ -1,4 +1,4 @@
-//! The inspection view modes (keys 1–7, `--mode`) and the LOD level palette.
+//! The inspection view modes (keys 1–8, `--mode`) and the LOD level palette.
 
 /// What the terrain pass shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -17,14 +17,21 @@ pub enum ViewMode {
     Bounds,
     /// Triangle edges over a dimmed surface.
     Wireframe,
+    /// Lit terrain with each tree coloured by how it is drawn ([`TREE_REPRESENTATION_COLORS`]):
+    /// mesh LOD 0, 1, 2 or impostor.
+    Trees,
 }
+
+/// Colours of the trees view mode, linear RGB: mesh LOD 0 red, LOD 1 yellow, LOD 2 green,
+/// impostor blue (tests tell them apart by the dominant channel of LOD 0, 2 and impostor).
+pub const TREE_REPRESENTATION_COLORS: [[f32; 3]; 4] = [[0.95, 0.12, 0.10], [0.95, 0.80, 0.10], [0.15, 0.85, 0.20], [0.15, 0.30, 0.95]];
 
 impl ViewMode {
     /// All modes, in key order (key 1 is `ALL[0]`).
-    pub const ALL: [ViewMode; 7] =
-        [ViewMode::Lit, ViewMode::Ao, ViewMode::Indirect, ViewMode::Normals, ViewMode::Lod, ViewMode::Bounds, ViewMode::Wireframe];
+    pub const ALL: [ViewMode; 8] =
+        [ViewMode::Lit, ViewMode::Ao, ViewMode::Indirect, ViewMode::Normals, ViewMode::Lod, ViewMode::Bounds, ViewMode::Wireframe, ViewMode::Trees];
 
-    /// The mode on digit key `digit` (1–7).
+    /// The mode on digit key `digit` (1–8).
     pub fn from_digit(digit: u32) -> Option<ViewMode> {
         Self::ALL.get((digit as usize).checked_sub(1)?).copied()
     }
@@ -32,7 +39,7 @@ impl ViewMode {
     /// The value the terrain shader switches on (`Frame.params.x`); must match `terrain.wgsl`.
     pub fn shader_index(self) -> u32 {
         match self {
-            ViewMode::Lit | ViewMode::Bounds => 0,
+            ViewMode::Lit | ViewMode::Bounds | ViewMode::Trees => 0,
             ViewMode::Ao => 1,
             ViewMode::Indirect => 2,
             ViewMode::Normals => 3,
@@ -43,13 +50,13 @@ impl ViewMode {
 
     /// Whether the sun's shadow map is drawn and sampled in this mode.
     pub fn shadowed(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe)
+        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees)
     }
 
     /// Whether the exposure ([`crate::exposure`]) changes what this mode shows: the modes that
     /// tone-map radiance. The others show data (AO, normals, levels) as they are.
     pub fn uses_exposure(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe)
+        matches!(self, ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees)
     }
 
     /// The name used on the command line and in the HUD.
@@ -62,6 +69,7 @@ impl ViewMode {
             ViewMode::Lod => "lod",
             ViewMode::Bounds => "bounds",
             ViewMode::Wireframe => "wireframe",
+            ViewMode::Trees => "trees",
         }
     }
 }
@@ -93,7 +101,8 @@ mod tests {
         assert_eq!(ViewMode::from_digit(1), Some(ViewMode::Lit));
         assert_eq!(ViewMode::from_digit(7), Some(ViewMode::Wireframe));
         assert_eq!(ViewMode::from_digit(0), None);
-        assert_eq!(ViewMode::from_digit(8), None);
+        assert_eq!(ViewMode::from_digit(8), Some(ViewMode::Trees));
+        assert_eq!(ViewMode::from_digit(9), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The interactive viewer: a winit 0.30 window, the fly camera, keys, the HUD and screenshots.
 //!
 //! Keys: WASD move, Q/E down/up, Shift ×4, wheel changes speed, right mouse button (held) or Tab
-//! (toggle capture) looks around, 1–7 view modes, V vsync, H HUD, [ ] (or - +) exposure, X automatic
+//! (toggle capture) looks around, 1–8 view modes, V vsync, H HUD, [ ] (or - +) exposure, X automatic
 //! exposure, F12 screenshot (PNG in the
 //! current directory), Esc releases the cursor or quits.
 
@@ -216,7 +216,7 @@ impl Running {
             config.usage |= wgpu::TextureUsages::COPY_SRC;
         }
         surface.configure(&gpu.device, &config);
-        let renderer = Renderer::new(&gpu, config.format, [config.width, config.height], world, o.mode, o.edge_wireframe);
+        let renderer = Renderer::new(&gpu, config.format, [config.width, config.height], (world, streamer.shared()), o.mode, o.edge_wireframe);
         let camera = match o.camera {
             Some(p) => Camera::from_pose(p, world.min, world.max),
             None => Camera::overview(world.min, world.max),
@@ -284,6 +284,7 @@ impl Running {
             KeyCode::Digit5 => Some(5),
             KeyCode::Digit6 => Some(6),
             KeyCode::Digit7 => Some(7),
+            KeyCode::Digit8 => Some(8),
             _ => None,
         };
         if let Some(mode) = digit.and_then(ViewMode::from_digit) {

@@ -21,13 +21,17 @@
 //! one line in [`PRODUCTS`].
 
 pub mod terrain;
+pub mod trees;
 
 use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use glam::Vec3;
 use kiln_formats::{Pack, TileContents};
 
 use crate::passes::Layouts;
+use crate::renderer::uniforms::FrameUniforms;
 use crate::streaming::TileId;
 use crate::view_mode::ViewMode;
 
@@ -120,6 +124,97 @@ pub struct LayerInit<'a> {
     pub mode: ViewMode,
     /// The adapter has `PolygonMode::Line` (and the caller did not ask for the fallback).
     pub polygon_line: bool,
+    /// The bake's world-wide data of every product that has some (uploaded once by its layer).
+    pub shared: &'a SharedAssets,
+    /// The queue, for uploads of shared data (textures) at creation.
+    pub queue: &'a wgpu::Queue,
+}
+
+/// A product's world-wide data, decoded once at start from its shared pack (the manifest's `SHRD`).
+#[derive(Clone)]
+pub struct SharedData {
+    /// xxh3-64 of the shared pack file (tile packs that index it carry the same hash).
+    pub content_hash: u64,
+    /// What the product's [`SharedDecode`] made of it.
+    pub data: Arc<dyn Any + Send + Sync>,
+}
+
+/// Every product's [`SharedData`], by product name. Shared by the decoders (loader threads) and
+/// the layers; a product without a shared pack in the bake has no entry.
+#[derive(Clone, Default)]
+pub struct SharedAssets(pub BTreeMap<String, SharedData>);
+
+impl SharedAssets {
+    /// `product`'s data as its own type, with the pack's content hash; `None` when the bake has
+    /// no shared pack for it (or, a registration bug, it is of another type).
+    pub fn get<T: Any + Send + Sync>(&self, product: &str) -> Option<(Arc<T>, u64)> {
+        let s = self.0.get(product)?;
+        Arc::clone(&s.data).downcast::<T>().ok().map(|d| (d, s.content_hash))
+    }
+}
+
+/// Decodes a product's shared pack (its `PackInfo` and content hash already checked) into the
+/// data its decoder and layer share. An error is one line without the path (the caller adds it).
+pub type SharedDecode = fn(&Pack) -> Result<Arc<dyn Any + Send + Sync>, String>;
+
+/// What a layer learns before each frame ([`Layer::prepare_frame`]).
+pub struct FrameContext<'a> {
+    /// The device, for buffers that must grow.
+    pub device: &'a wgpu::Device,
+    /// The queue, for per-frame buffer writes.
+    pub queue: &'a wgpu::Queue,
+    /// The view mode of this frame.
+    pub mode: ViewMode,
+    /// The frame's uniforms (camera, viewport, sun, the shadow texel's world size).
+    pub uniforms: &'a FrameUniforms,
+    /// Pixels per world unit at unit distance: a sphere of radius r at distance d spans about
+    /// `2·r·focal_px/d` pixels.
+    pub focal_px: f32,
+}
+
+/// Named counts a layer reports for a frame (e.g. trees drawn as meshes and as impostors), shown
+/// by the HUD and written by `--stats`. Fixed capacity so that frame reports stay `Copy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    entries: [(&'static str, u64); Counts::CAPACITY],
+    len: usize,
+}
+
+impl Counts {
+    /// Most entries a frame holds over all layers; more are dropped.
+    pub const CAPACITY: usize = 12;
+
+    /// Adds `value` to `name`'s count (a new entry if it has none).
+    pub fn add(&mut self, name: &'static str, value: u64) {
+        if let Some(e) = self.entries[..self.len].iter_mut().find(|e| e.0 == name) {
+            e.1 += value;
+        } else if self.len < Self::CAPACITY {
+            self.entries[self.len] = (name, value);
+            self.len += 1;
+        }
+    }
+
+    /// Adds every entry of `other`.
+    pub fn merge(&mut self, other: &Counts) {
+        for &(n, v) in other.iter() {
+            self.add(n, v);
+        }
+    }
+
+    /// The count of `name` (0 when absent).
+    pub fn get(&self, name: &str) -> u64 {
+        self.iter().find(|e| e.0 == name).map_or(0, |e| e.1)
+    }
+
+    /// The entries in the order they were first added.
+    pub fn iter(&self) -> std::slice::Iter<'_, (&'static str, u64)> {
+        self.entries[..self.len].iter()
+    }
+
+    /// Whether no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// A product's GPU side, run on the render thread.
@@ -144,6 +239,13 @@ pub trait Layer {
     /// The resident tile `key`'s bounds and size; `None` if it is not resident.
     fn extent(&self, key: TileId) -> Option<Extent>;
 
+    /// Called once per frame before anything is recorded, with the tiles it will draw in the view
+    /// (`view`, culled): for per-frame work on the CPU such as choosing each instance's level of
+    /// detail and writing per-frame buffers. Returns counts for the HUD and `--stats`.
+    fn prepare_frame(&mut self, _ctx: &FrameContext<'_>, _view: &[DrawItem]) -> Counts {
+        Counts::default()
+    }
+
     /// Records `items` (resident, culled against this phase's volume) for `phase` into `pass`;
     /// returns the triangles drawn. A phase the layer has nothing for draws nothing.
     fn record(&self, phase: Phase, mode: ViewMode, pass: &mut wgpu::RenderPass<'_>, bindings: &Bindings<'_>, items: &[DrawItem]) -> u64;
@@ -153,19 +255,26 @@ pub trait Layer {
 pub struct Product {
     /// The product's name, as its [`Layer::name`] gives it.
     pub name: &'static str,
-    /// Makes the product's decoder, which every loader thread shares.
-    pub decoder: fn() -> Box<dyn Decoder>,
+    /// Makes the product's decoder, which every loader thread shares, given the bake's shared data.
+    pub decoder: fn(&SharedAssets) -> Box<dyn Decoder>,
+    /// Decodes the product's shared pack, for products that have one.
+    pub shared: Option<SharedDecode>,
     /// Makes the product's layer on the render thread.
     pub layer: fn(&LayerInit<'_>) -> Box<dyn Layer>,
 }
 
 /// Every product the viewer draws, in drawing order within each phase. A tile's decoded data and
 /// its layer are matched by their index here.
-pub const PRODUCTS: &[Product] = &[terrain::PRODUCT];
+pub const PRODUCTS: &[Product] = &[terrain::PRODUCT, trees::PRODUCT];
 
 /// The decoders of [`PRODUCTS`], in order.
-pub fn decoders() -> Vec<Box<dyn Decoder>> {
-    PRODUCTS.iter().map(|p| (p.decoder)()).collect()
+pub fn decoders(shared: &SharedAssets) -> Vec<Box<dyn Decoder>> {
+    PRODUCTS.iter().map(|p| (p.decoder)(shared)).collect()
+}
+
+/// The registered product called `name`.
+pub fn product(name: &str) -> Option<&'static Product> {
+    PRODUCTS.iter().find(|p| p.name == name)
 }
 
 /// The layers of [`PRODUCTS`], in order.

@@ -21,7 +21,7 @@ use glam::{Mat4, Vec3};
 use crate::camera::Camera;
 use crate::error::ViewerError;
 use crate::gpu::Gpu;
-use crate::layers::{self, Bindings, DrawItem, Layer, LayerInit, Phase};
+use crate::layers::{self, Bindings, Counts, DrawItem, FrameContext, Layer, LayerInit, Phase, SharedAssets};
 use crate::passes::bounds::{BoundsPass, BoxLines};
 use crate::passes::hud::{HudLine, HudPass};
 use crate::passes::noise;
@@ -103,6 +103,8 @@ pub struct FrameReport {
     pub shadow_rendered: bool,
     /// Caster triangles drawn into a shadow map.
     pub shadow_triangles: u64,
+    /// What the layers counted this frame ([`Layer::prepare_frame`]), e.g. trees by representation.
+    pub counts: Counts,
 }
 
 /// Triangles per frame, main pass and shadow redraw together, up to which a shadow redraw is
@@ -195,7 +197,15 @@ impl Renderer {
     /// Creates the passes for colour format `color_format` and targets of `size` pixels, with the
     /// pipelines `mode` draws with (others are built when first used).
     /// `force_edge_wireframe` uses the line-list wireframe even where polygon-mode line exists.
-    pub fn new(gpu: &Gpu, color_format: wgpu::TextureFormat, size: [u32; 2], world: WorldInfo, mode: ViewMode, force_edge_wireframe: bool) -> Self {
+    /// `shared` is the bake's world-wide data (the streamer's), uploaded once by the layers.
+    pub fn new(
+        gpu: &Gpu,
+        color_format: wgpu::TextureFormat,
+        size: [u32; 2],
+        (world, shared): (WorldInfo, &SharedAssets),
+        mode: ViewMode,
+        force_edge_wireframe: bool,
+    ) -> Self {
         let device = &gpu.device;
         let layouts = Layouts::new(device);
         let (frame_buffer, frame_group) = layouts.frame_uniforms(device, "frame uniforms");
@@ -212,7 +222,15 @@ impl Renderer {
         let (sky, shadow, layers) = std::thread::scope(|s| {
             let sky = s.spawn(|| SkyPass::new(device, &layouts, color_format));
             let shadow = s.spawn(|| ShadowPass::new(device, &layouts, shadow_size, &noise::create(device, &gpu.queue)));
-            let init = LayerInit { device, layouts: &layouts, color: color_format, mode, polygon_line: gpu.polygon_line && !force_edge_wireframe };
+            let init = LayerInit {
+                device,
+                queue: &gpu.queue,
+                layouts: &layouts,
+                color: color_format,
+                mode,
+                polygon_line: gpu.polygon_line && !force_edge_wireframe,
+                shared,
+            };
             let layers = layers::layers(&init);
             (join(sky), join(shadow), layers)
         });
@@ -419,8 +437,17 @@ impl Renderer {
             self.bounds.prepare(device, queue, &boxes);
         }
         self.hud.prepare(device, queue, frame.hud, self.size);
-        for layer in &mut self.layers {
+        let ctx = FrameContext {
+            device,
+            queue,
+            mode: frame.mode,
+            uniforms: &uniforms,
+            focal_px: self.size[1] as f32 / (2.0 * (frame.camera.fov_y * 0.5).tan()),
+        };
+        for (layer, items) in self.layers.iter_mut().zip(&items) {
             layer.prepare(device, frame.mode);
+            let counts = layer.prepare_frame(&ctx, items);
+            report.counts.merge(&counts);
         }
 
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });

@@ -31,10 +31,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kiln_cache::residency::Residency;
-use kiln_formats::sections::{Manifest, PackInfo, PackKind, TileNode};
+use kiln_formats::sections::{Manifest, PackInfo, PackKind, SharedPacks, TileNode};
 use kiln_formats::{FormatError, Pack, PackFileError};
 
-use crate::layers::{self, Decoded, Decoder};
+use crate::layers::{self, Decoded, Decoder, SharedAssets, SharedData};
 use loader::{Job, Loader};
 pub use lod::LOOKAHEAD_SECONDS;
 use lod::{LodCamera, Quadtree};
@@ -216,6 +216,15 @@ pub enum StreamError {
         /// What is wrong with the quadtree.
         reason: String,
     },
+    /// A shared pack listed in the manifest is missing, damaged, from another bake or refused by
+    /// its product's decoder.
+    #[error("{}: {reason}", path.display())]
+    SharedPack {
+        /// The shared pack file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A setting is out of range.
     #[error("invalid streaming settings: {0}")]
     Config(String),
@@ -242,7 +251,45 @@ pub struct Streamer {
     evict_next: Vec<TileId>,
     /// The products' decoders (shared with the loader threads).
     decoders: Arc<[Box<dyn Decoder>]>,
+    /// The products' world-wide data from the manifest's shared packs.
+    shared: SharedAssets,
     stats: StreamStats,
+}
+
+/// Reads every shared pack the manifest lists (`SHRD`) whose product is registered with a shared
+/// decoder: the file's length and xxh3-64 must match the manifest, its `PackInfo` must name it a
+/// shared pack of that product, then the product decodes it. Packs of products this viewer does
+/// not know are skipped (a newer bake stays viewable). Errors name the file.
+fn load_shared(bake_dir: &Path, manifest: &Pack) -> Result<SharedAssets, StreamError> {
+    let mut assets = SharedAssets::default();
+    let list = manifest
+        .get::<SharedPacks>()
+        .map_err(|source| StreamError::ManifestSection { path: bake_dir.join("manifest.kpack"), source })?
+        .unwrap_or_default();
+    for entry in &list.0 {
+        let Some(decode) = layers::product(&entry.product).and_then(|p| p.shared) else { continue };
+        let path = bake_dir.join(&entry.path);
+        let err = |reason: String| StreamError::SharedPack { path: path.clone(), reason };
+        let pack = Pack::open(&path).map_err(|e| err(e.to_string()))?;
+        let bytes = pack.bytes();
+        if bytes.len() as u64 != entry.file_len {
+            return Err(err(format!("{} bytes, the manifest says {} (a pack from another bake, or damaged)", bytes.len(), entry.file_len)));
+        }
+        let hash = xxhash_rust::xxh3::xxh3_64(bytes);
+        if hash != entry.content_hash {
+            return Err(err(format!(
+                "content hash {hash:016x} differs from the manifest's {:016x} (a pack from another bake, or damaged)",
+                entry.content_hash
+            )));
+        }
+        let info = pack.require::<PackInfo>().map_err(|e| err(e.to_string()))?;
+        if info.kind != (PackKind::Shared { product: entry.product.clone() }) {
+            return Err(err(format!("not the shared pack of {:?} (the pack holds {:?})", entry.product, info.kind)));
+        }
+        let data = decode(&pack).map_err(err)?;
+        assets.0.insert(entry.product.clone(), SharedData { content_hash: hash, data });
+    }
+    Ok(assets)
 }
 
 impl Streamer {
@@ -263,7 +310,8 @@ impl Streamer {
         }
         let manifest = pack.require::<Manifest>().map_err(section)?;
         let tree = Quadtree::new(manifest).map_err(|reason| StreamError::BadQuadtree { path: path.clone(), reason })?;
-        let decoders: Arc<[Box<dyn Decoder>]> = layers::decoders().into();
+        let shared = load_shared(bake_dir, &pack)?;
+        let decoders: Arc<[Box<dyn Decoder>]> = layers::decoders(&shared).into();
         let loader = Loader::spawn(config.loader_threads, Arc::clone(&decoders)).map_err(StreamError::Spawn)?;
         let residency = Residency::new(config.budget_bytes).with_frame_upload_budget(config.max_upload_bytes_per_frame);
         Ok(Streamer {
@@ -278,6 +326,7 @@ impl Streamer {
             known_bytes: BTreeMap::new(),
             evict_next: Vec::new(),
             decoders,
+            shared,
             stats: StreamStats { budget_bytes: config.budget_bytes, ..StreamStats::default() },
         })
     }
@@ -290,6 +339,11 @@ impl Streamer {
     /// The manifest's record of a tile (for a HUD).
     pub fn tile_info(&self, key: TileId) -> Option<&TileNode> {
         self.tree.node(key)
+    }
+
+    /// The products' world-wide data from the bake's shared packs (layers upload it once).
+    pub fn shared(&self) -> &SharedAssets {
+        &self.shared
     }
 
     /// The settings it runs with.

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod synth;
+pub mod trees;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

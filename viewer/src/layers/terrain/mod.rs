@@ -18,4 +18,5 @@ pub use decode::{TerrainData, TerrainDecoder};
 pub use layer::TerrainLayer;
 
 /// The terrain's registration in [`super::PRODUCTS`].
-pub const PRODUCT: Product = Product { name: "terrain", decoder: || Box::new(TerrainDecoder), layer: |init| Box::new(TerrainLayer::new(init)) };
+pub const PRODUCT: Product =
+    Product { name: "terrain", decoder: |_| Box::new(TerrainDecoder), shared: None, layer: |init| Box::new(TerrainLayer::new(init)) };

@@ -383,7 +383,7 @@ fn skirts_are_drawn_as_the_pack_stores_them_once_per_side() {
     let pack_skirt_triangles = (mesh.indices.len() - mesh.main_index_count) / 3;
     assert!(pack_skirt_triangles > 0, "the fixture must have skirts for this test to mean anything");
     let job = loader::Job { key: k, path, content_hash: node.content_hash, bounds_min: node.bounds_min, bounds_max: node.bounds_max };
-    let decoded = loader::load_tile(&job, &crate::layers::decoders()).unwrap();
+    let decoded = loader::load_tile(&job, &crate::layers::decoders(&Default::default())).unwrap();
     let budget = decoded.gpu_bytes();
     let data = decoded.products.into_iter().next().flatten().expect("terrain is the first product");
     let tile = crate::layers::downcast::<TerrainData>(data, "terrain").unwrap();
