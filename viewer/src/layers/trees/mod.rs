@@ -19,7 +19,7 @@ pub mod pipelines;
 use super::Product;
 
 /// The product's name (its shared pack's `product`).
-pub const NAME: &str = "trees";
+pub const NAME: &str = "tree-prototypes";
 
 /// The trees' registration in [`super::PRODUCTS`].
 pub const PRODUCT: Product = Product {
