@@ -121,7 +121,7 @@ enum Command {
     Diff {
         a: PathBuf,
         b: PathBuf,
-        /// A TOML file with tolerances (distance, field_max, field_rms, ignore_metadata); flags override it.
+        /// A TOML file with tolerances (distance, field_max, field_rms, image_max, image_rms, ignore_metadata); flags override it.
         #[arg(long)]
         tolerances: Option<PathBuf>,
         /// Largest acceptable mesh distance (world units).
@@ -133,6 +133,13 @@ enum Command {
         /// Largest acceptable RMS of per-vertex field differences.
         #[arg(long)]
         field_rms: Option<f32>,
+        /// Largest acceptable per-texel difference of an image map (tree textures, impostor albedo,
+        /// normal, AO and depth, cards), in [0, 1] units of the stored value (1/255 is one step of 8 bits).
+        #[arg(long)]
+        image_max: Option<f32>,
+        /// Largest acceptable RMS of an image map's per-texel differences, in the same units.
+        #[arg(long)]
+        image_rms: Option<f32>,
         /// Do not judge metadata differences (hashes, versions).
         #[arg(long)]
         ignore_metadata: bool,
@@ -229,12 +236,19 @@ where
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),
         Command::Verify { path } => verify::run(&path),
-        Command::Diff { a, b, tolerances, distance, field_max, field_rms, ignore_metadata, json } => (|| {
+        Command::Diff { a, b, tolerances, distance, field_max, field_rms, image_max, image_rms, ignore_metadata, json } => (|| {
             let mut tol = match tolerances {
                 Some(p) => crate::diff::Tolerances::from_file(&p)?,
                 None => crate::diff::Tolerances::default(),
             };
-            for (flag, value) in [("--distance", distance), ("--field-max", field_max), ("--field-rms", field_rms)] {
+            let flags = [
+                ("--distance", distance),
+                ("--field-max", field_max),
+                ("--field-rms", field_rms),
+                ("--image-max", image_max),
+                ("--image-rms", image_rms),
+            ];
+            for (flag, value) in flags {
                 if let Some(v) = value {
                     crate::diff::check_tolerance(flag, v)?;
                 }
@@ -242,6 +256,8 @@ where
             tol.distance = distance.unwrap_or(tol.distance);
             tol.field_max = field_max.unwrap_or(tol.field_max);
             tol.field_rms = field_rms.unwrap_or(tol.field_rms);
+            tol.image_max = image_max.unwrap_or(tol.image_max);
+            tol.image_rms = image_rms.unwrap_or(tol.image_rms);
             tol.ignore_metadata |= ignore_metadata;
             let report = crate::diff::diff(&a, &b, &tol)?;
             if json {
