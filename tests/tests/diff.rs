@@ -58,7 +58,7 @@ fn a_planted_change_is_measured_exactly() {
     assert!((max_abs - 64.0 / 255.0).abs() < 1e-6, "{max_abs}");
     assert!((rms - (64.0f64 / 255.0) / (n as f64).sqrt()).abs() < 1e-6, "{rms}");
 
-    let tol = Tolerances { distance: 0.011, field_max: 0.26, field_rms: 0.26, ignore_metadata: false };
+    let tol = Tolerances { distance: 0.011, field_max: 0.26, field_rms: 0.26, ..Tolerances::default() };
     let r = diff(a, &b, &tol).unwrap();
     assert_eq!(r.beyond, 0, "{:#?}", r.packs);
     assert_eq!(kiln(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]), 1);
@@ -87,7 +87,8 @@ fn two_packs_differing_in(name: &str, kind: kiln_formats::SectionKind) -> (std::
 fn a_changed_section_of_a_kind_without_a_comparison_is_beyond_tolerance() {
     let test = kiln_formats::SectionKind(*b"TEST");
     let (a, b) = two_packs_differing_in("diff-unknown-kind", test);
-    let r = diff(&a, &b, &Tolerances { distance: 1e9, field_max: 1e9, field_rms: 1e9, ignore_metadata: true }).unwrap();
+    let r =
+        diff(&a, &b, &Tolerances { distance: 1e9, field_max: 1e9, field_rms: 1e9, image_max: 1e9, image_rms: 1e9, ignore_metadata: true }).unwrap();
     assert_eq!(r.beyond, 1, "{:#?}", r.packs);
     let s = &r.packs[0].sections;
     assert_eq!(s.len(), 1, "{s:#?}");

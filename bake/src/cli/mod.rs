@@ -1,6 +1,7 @@
 //! The `kiln` command line. [`run`] parses arguments and dispatches; each command has a module.
 
 pub mod export;
+pub mod export_trees;
 pub mod inspect;
 mod progress;
 pub mod verify;
@@ -121,7 +122,7 @@ enum Command {
     Diff {
         a: PathBuf,
         b: PathBuf,
-        /// A TOML file with tolerances (distance, field_max, field_rms, ignore_metadata); flags override it.
+        /// A TOML file with tolerances (distance, field_max, field_rms, image_max, image_rms, ignore_metadata); flags override it.
         #[arg(long)]
         tolerances: Option<PathBuf>,
         /// Largest acceptable mesh distance (world units).
@@ -133,6 +134,13 @@ enum Command {
         /// Largest acceptable RMS of per-vertex field differences.
         #[arg(long)]
         field_rms: Option<f32>,
+        /// Largest acceptable per-texel difference of an image map (tree textures, impostor albedo,
+        /// normal, AO and depth, cards), in [0, 1] units of the stored value (1/255 is one step of 8 bits).
+        #[arg(long)]
+        image_max: Option<f32>,
+        /// Largest acceptable RMS of an image map's per-texel differences, in the same units.
+        #[arg(long)]
+        image_rms: Option<f32>,
         /// Do not judge metadata differences (hashes, versions).
         #[arg(long)]
         ignore_metadata: bool,
@@ -140,13 +148,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Export a tile's mesh (glb or ply) or its density samples (raw f32 + JSON header).
+    /// Export a tile's mesh (glb or ply) or its density samples (raw f32 + JSON header), a tree
+    /// prototype (glb with its textures) or a tree impostor atlas (PNG maps + JSON header).
     Export {
-        /// A bake's output directory, e.g. out/ice_caves.
+        /// A bake's output directory, e.g. out/ice_caves (with --prototype or --impostor, also the
+        /// shared trees pack itself, e.g. out/ice_caves/shared/tree-prototypes.kpack).
         bake_dir: PathBuf,
         /// The tile, as X,Y (tile indices of the chosen level).
-        #[arg(long, value_parser = parse_pair)]
-        tile: (u32, u32),
+        #[arg(long, value_parser = parse_pair, required_unless_present_any = ["prototype", "impostor"], conflicts_with_all = ["prototype", "impostor"])]
+        tile: Option<(u32, u32)>,
         /// LOD level (0 = finest).
         #[arg(long, default_value_t = 0)]
         level: u32,
@@ -159,7 +169,18 @@ enum Command {
         /// Export the tile's density samples (with a one-sample halo) instead of its mesh.
         #[arg(long)]
         density: bool,
-        /// Output file (with --density, a FILE.json header is written beside it).
+        /// Export tree prototype N as glTF binary: the LOD's bark and leaf triangles, bark and leaf
+        /// textures embedded as PNG (leaves alpha-tested at 0.5, double-sided).
+        #[arg(long, value_name = "N", conflicts_with = "impostor")]
+        prototype: Option<u32>,
+        /// With --prototype: 0 full, 1 reduced branches, 2 fewest leaves.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=2), requires = "prototype")]
+        lod: u32,
+        /// Export prototype N's impostor atlas (level 0) into the directory --out: albedo (RGBA),
+        /// normal (RGB), AO (grey) and depth (16-bit grey) PNGs and a JSON header.
+        #[arg(long, value_name = "N")]
+        impostor: Option<u32>,
+        /// Output file (with --density, a FILE.json header is written beside it; with --impostor, a directory).
         #[arg(long)]
         out: PathBuf,
     },
@@ -229,12 +250,19 @@ where
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),
         Command::Verify { path } => verify::run(&path),
-        Command::Diff { a, b, tolerances, distance, field_max, field_rms, ignore_metadata, json } => (|| {
+        Command::Diff { a, b, tolerances, distance, field_max, field_rms, image_max, image_rms, ignore_metadata, json } => (|| {
             let mut tol = match tolerances {
                 Some(p) => crate::diff::Tolerances::from_file(&p)?,
                 None => crate::diff::Tolerances::default(),
             };
-            for (flag, value) in [("--distance", distance), ("--field-max", field_max), ("--field-rms", field_rms)] {
+            let flags = [
+                ("--distance", distance),
+                ("--field-max", field_max),
+                ("--field-rms", field_rms),
+                ("--image-max", image_max),
+                ("--image-rms", image_rms),
+            ];
+            for (flag, value) in flags {
                 if let Some(v) = value {
                     crate::diff::check_tolerance(flag, v)?;
                 }
@@ -242,6 +270,8 @@ where
             tol.distance = distance.unwrap_or(tol.distance);
             tol.field_max = field_max.unwrap_or(tol.field_max);
             tol.field_rms = field_rms.unwrap_or(tol.field_rms);
+            tol.image_max = image_max.unwrap_or(tol.image_max);
+            tol.image_rms = image_rms.unwrap_or(tol.image_rms);
             tol.ignore_metadata |= ignore_metadata;
             let report = crate::diff::diff(&a, &b, &tol)?;
             if json {
@@ -251,13 +281,15 @@ where
             }
             Ok(if report.beyond > 0 { 1 } else { 0 })
         })(),
-        Command::Export { bake_dir, tile, level, format, skirts, density, out } => {
-            if density {
-                export::export_density(&bake_dir, level, tile.0, tile.1, &out).map(|()| 0)
-            } else {
-                export::load_tile(&bake_dir, level, tile.0, tile.1, skirts).and_then(|m| export::write_mesh(&m, format, &out)).map(|()| 0)
+        Command::Export { bake_dir, tile, level, format, skirts, density, prototype, lod, impostor, out } => match (prototype, impostor, tile) {
+            (Some(n), _, _) => export_trees::export_prototype(&bake_dir, n, lod, &out).map(|()| 0),
+            (None, Some(n), _) => export_trees::export_impostor(&bake_dir, n, &out).map(|()| 0),
+            (None, None, Some((x, y))) if density => export::export_density(&bake_dir, level, x, y, &out).map(|()| 0),
+            (None, None, Some((x, y))) => {
+                export::load_tile(&bake_dir, level, x, y, skirts).and_then(|m| export::write_mesh(&m, format, &out)).map(|()| 0)
             }
-        }
+            (None, None, None) => Err(CliError::Usage("kiln export needs --tile, --prototype or --impostor".into())),
+        },
     };
     match result {
         Ok(code) => code,

@@ -6,11 +6,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use kiln_formats::sections::{EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, TerrainMesh, VertexAo, VertexIrradiance};
+use kiln_formats::sections::{
+    EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances, TreeLighting,
+    TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
+};
 use kiln_formats::{FormatError, Section, SectionKind};
 use serde_json::{json, Value};
 
-use super::{symmetric_distance, Tolerances};
+use super::{images, symmetric_distance, trees, Tolerances};
 
 /// What a comparison of two differing sections of one kind found.
 #[derive(Clone, Debug, Default)]
@@ -52,6 +55,13 @@ pub static DIFFS: &[(SectionKind, DiffFn)] = &[
         };
         irradiance(flat(x)?, flat(y)?, cx)
     }),
+    (SharedPacks::KIND, |x, y, cx| metadata(x, y, cx, |raw| Ok(serde_json::to_value(SharedPacks::decode(raw)?).unwrap_or(Value::Null)))),
+    (TreePrototypes::KIND, trees::prototypes),
+    (TreeTextures::KIND, images::textures),
+    (TreeImpostors::KIND, images::impostors),
+    (TreeCards::KIND, images::cards),
+    (TreeInstances::KIND, trees::instances),
+    (TreeLighting::KIND, trees::lighting),
 ];
 
 /// The comparison of `kind`, or `None` if `kiln diff` cannot judge it.
@@ -88,18 +98,29 @@ fn vertex_ao(x: &[u8], y: &[u8], cx: &Context) -> Result<Judged, FormatError> {
 }
 
 fn irradiance(a: (Vec<f32>, String), b: (Vec<f32>, String), cx: &Context) -> Result<Judged, FormatError> {
+    irradiance_of(a, b, cx, TerrainMesh::KIND)
+}
+
+/// Irradiance values (one stream per vertex or per instance of `owner`) judged as fields.
+pub(super) fn irradiance_of(a: (Vec<f32>, String), b: (Vec<f32>, String), cx: &Context, owner: SectionKind) -> Result<Judged, FormatError> {
     // PSNR against the brightest value of either side: irradiance has no fixed peak.
     let peak = a.0.iter().chain(&b.0).fold(0f32, |m, v| m.max(v.abs())).max(1e-6) as f64;
-    per_vertex(a, b, peak, cx)
+    per_value(a, b, peak, cx, owner)
+}
+
+fn per_vertex(a: (Vec<f32>, String), b: (Vec<f32>, String), peak: f64, cx: &Context) -> Result<Judged, FormatError> {
+    per_value(a, b, peak, cx, TerrainMesh::KIND)
 }
 
 /// Field statistics of two value streams judged against the field tolerances. Streams of different
-/// lengths cannot be compared value by value: that follows from a changed mesh, which is judged on
-/// its own; with an unchanged mesh it cannot be explained and is beyond.
-fn per_vertex((fa, la): (Vec<f32>, String), (fb, lb): (Vec<f32>, String), peak: f64, cx: &Context) -> Result<Judged, FormatError> {
+/// lengths cannot be compared value by value: that follows from a changed `owner` section (the mesh,
+/// the tree instances), which is judged on its own; with an unchanged owner it cannot be explained and
+/// is beyond.
+fn per_value((fa, la): (Vec<f32>, String), (fb, lb): (Vec<f32>, String), peak: f64, cx: &Context, owner: SectionKind) -> Result<Judged, FormatError> {
     if fa.len() != fb.len() {
-        let mesh_changed = cx.changed.contains(&TerrainMesh::KIND);
-        let note = if mesh_changed { format!("{la} vs {lb}: judged by the mesh") } else { format!("{la} vs {lb} with the same mesh") };
+        let mesh_changed = cx.changed.contains(&owner);
+        let what = kiln_formats::sections::section_type(owner).map_or("owner section", |t| t.name);
+        let note = if mesh_changed { format!("{la} vs {lb}: judged by the {what}") } else { format!("{la} vs {lb} with the same {what}") };
         let details = BTreeMap::from([("note".into(), json!(note))]);
         return Ok(Judged { beyond: !mesh_changed, magnitude: if mesh_changed { 0.0 } else { f64::INFINITY }, details });
     }
@@ -122,7 +143,7 @@ fn embedded_files(raw: &[u8]) -> Result<Value, FormatError> {
 }
 
 /// Metadata compared field by field through its JSON form.
-fn metadata(x: &[u8], y: &[u8], cx: &Context, to_json: fn(&[u8]) -> Result<Value, FormatError>) -> Result<Judged, FormatError> {
+pub(super) fn metadata(x: &[u8], y: &[u8], cx: &Context, to_json: fn(&[u8]) -> Result<Value, FormatError>) -> Result<Judged, FormatError> {
     let (va, vb) = (to_json(x)?, to_json(y)?);
     let mut fields = Vec::new();
     json_diff("", &va, &vb, &mut fields);
@@ -156,7 +177,7 @@ fn metadata(x: &[u8], y: &[u8], cx: &Context, to_json: fn(&[u8]) -> Result<Value
 }
 
 /// Whether `value` is over `limit`; a NaN value (a difference that cannot be measured) always is.
-fn exceeds(value: f64, limit: f32) -> bool {
+pub(super) fn exceeds(value: f64, limit: f32) -> bool {
     !matches!(value.partial_cmp(&f64::from(limit)), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))
 }
 

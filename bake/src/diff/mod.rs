@@ -2,13 +2,16 @@
 //!
 //! Packs are matched by relative path. Within a pair, sections are matched by kind and compared by
 //! what they hold: meshes by counts, bounds and symmetric point-to-surface distance; per-vertex fields
-//! by max abs, RMS and PSNR; metadata field by field (each kind's comparison is in [`kinds::DIFFS`]).
+//! by max abs, RMS and PSNR; images (tree textures, impostor atlases, cards) per map by RMS, max abs and
+//! PSNR; metadata field by field (each kind's comparison is in [`kinds::DIFFS`]).
 //! The verdict against [`Tolerances`] decides the exit code: identical or within tolerance → 0,
 //! beyond → 1. A changed section that no comparison can judge (an unknown kind, or a known kind
 //! without a comparison) is beyond any tolerance: the diff fails closed.
 
 mod geometry;
+pub mod images;
 pub mod kinds;
+mod trees;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -66,6 +69,11 @@ pub struct Tolerances {
     pub field_max: f32,
     /// Largest RMS of per-vertex field differences.
     pub field_rms: f32,
+    /// Largest per-texel absolute difference of one image map (textures, impostor atlases, cards), in
+    /// [0, 1] units of the stored value (colour, normal component, AO, depth).
+    pub image_max: f32,
+    /// Largest RMS of one image map's per-texel differences, in the same units.
+    pub image_rms: f32,
     /// Whether pack metadata (hashes, versions, names) may differ. Meshes and fields are still judged.
     pub ignore_metadata: bool,
 }
@@ -75,7 +83,14 @@ impl Tolerances {
     pub fn from_file(path: &Path) -> Result<Self, DiffError> {
         let text = std::fs::read_to_string(path).map_err(|e| DiffError::io(path, e))?;
         let tol: Tolerances = toml::from_str(&text).map_err(|e| DiffError::Usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
-        for (key, v) in [("distance", tol.distance), ("field_max", tol.field_max), ("field_rms", tol.field_rms)] {
+        let keys = [
+            ("distance", tol.distance),
+            ("field_max", tol.field_max),
+            ("field_rms", tol.field_rms),
+            ("image_max", tol.image_max),
+            ("image_rms", tol.image_rms),
+        ];
+        for (key, v) in keys {
             check_tolerance(key, v).map_err(|e| DiffError::Usage(format!("{}: {e}", path.display())))?;
         }
         Ok(tol)
@@ -293,13 +308,15 @@ pub fn print_human(r: &DiffReport, tol: &Tolerances) {
         return;
     }
     println!(
-        "{} of {} pack(s) differ, {} beyond tolerance (distance {}, field max {}, field rms {})",
+        "{} of {} pack(s) differ, {} beyond tolerance (distance {}, field max {}, field rms {}, image max {}, image rms {})",
         r.packs.len(),
         r.compared,
         r.beyond,
         tol.distance,
         tol.field_max,
-        tol.field_rms
+        tol.field_rms,
+        tol.image_max,
+        tol.image_rms
     );
     for p in &r.packs {
         println!("  {:<7} {:<8} {}", if p.beyond { "BEYOND" } else { "within" }, p.status, p.path);
