@@ -33,7 +33,17 @@ pub fn pack(bytes: &[u8], want: &PackIdentity) -> Result<BakedTile, String> {
     let (_, entries) = parse_layout(&tile.pack).map_err(|e| format!("pack: {e}"))?;
     let kinds: Vec<SectionKind> = entries.iter().map(|e| e.kind).collect();
     let expected: Vec<SectionKind> = std::iter::once(PackInfo::KIND).chain(want.products.iter().flat_map(|p| p.sections().iter().copied())).collect();
-    if kinds != expected {
+    // Products whose sections are optional add all of them or none (trees in a world without any).
+    let mut rest = kinds.strip_prefix(&[PackInfo::KIND][..]).unwrap_or(&[]);
+    let mut fits = kinds.first() == Some(&PackInfo::KIND);
+    for p in want.products {
+        match rest.strip_prefix(p.sections()) {
+            Some(after) => rest = after,
+            None if p.sections_optional() => {}
+            None => fits = false,
+        }
+    }
+    if !fits || !rest.is_empty() {
         let names = |k: &[SectionKind]| k.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
         return Err(format!("pack holds sections [{}], not a tile's [{}]", names(&kinds), names(&expected)));
     }

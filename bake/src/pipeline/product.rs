@@ -208,6 +208,11 @@ pub trait TileProduct: Sync {
     }
     /// The kinds of the sections it adds to a pack, in the order it adds them.
     fn sections(&self) -> &'static [SectionKind];
+    /// Whether a tile may hold none of [`TileProduct::sections`] (the product has nothing there,
+    /// e.g. trees in a world without any); otherwise it holds all of them.
+    fn sections_optional(&self) -> bool {
+        false
+    }
     /// The cheap check of a cached pack (no decoding): whether the raw lengths of this product's
     /// sections (`raw_len`) fit a tile of `vertices` vertices.
     fn check_packed(&self, _vertices: u64, _raw_len: &dyn Fn(SectionKind) -> u64) -> Result<(), String> {

@@ -290,6 +290,9 @@ impl TileProduct for TreesProduct {
     fn sections(&self) -> &'static [kiln_formats::SectionKind] {
         &[TreeInstances::KIND]
     }
+    fn sections_optional(&self) -> bool {
+        true
+    }
     fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
         let protos = ctx.world::<Prototypes>("tree-prototypes")?;
         if protos.pack.is_empty() {
@@ -333,6 +336,9 @@ impl TileProduct for TreeLightingProduct {
     }
     fn sections(&self) -> &'static [kiln_formats::SectionKind] {
         &[TreeLighting::KIND]
+    }
+    fn sections_optional(&self) -> bool {
+        true
     }
     fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
         let Some(raw) = ctx.output("trees")?.section(TreeInstances::KIND) else {
