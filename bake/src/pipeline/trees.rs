@@ -360,3 +360,7 @@ impl TileProduct for TreeLightingProduct {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "trees_tests.rs"]
+mod tests;

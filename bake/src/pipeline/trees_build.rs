@@ -165,7 +165,7 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
     Ok(built)
 }
 
-fn prototype_section(species: usize, p: &trees::Prototype) -> TreePrototype {
+pub fn prototype_section(species: usize, p: &trees::Prototype) -> TreePrototype {
     let m = &p.mesh;
     TreePrototype {
         species: species as u16,

@@ -1,0 +1,94 @@
+//! One tree on a flat plane under a uniform sky: the ground under it receives the sky the real,
+//! alpha-tested tree leaves visible, although light transport sees only its proxy.
+
+use glam::Vec3A;
+
+use super::build::{self, Proxy};
+use crate::impostor::Image;
+use crate::lighting::{bake_lighting, LightingSpec, Occluders, SceneMesh, VolumeDesc};
+use crate::rays::{Bvh, Ray};
+use crate::rng::Rng;
+use crate::trees;
+use kiln_formats::sections::{Rgba8Level, SpeciesTextures, TreePrototypes, TreeTextures};
+
+fn level(img: &Image) -> Rgba8Level {
+    Rgba8Level { width: img.width, height: img.height, rgba: img.rgba.clone() }
+}
+
+/// The cosine-weighted share of the sky the real tree leaves open above `p`: rays through the
+/// mesh, passing leaf texels whose alpha is below the test.
+fn open_sky(tree: &trees::Prototype, leaf: &Image, at: [f32; 3], rays: usize) -> f64 {
+    let m = &tree.mesh;
+    let indices = [m.bark_indices.as_slice(), m.leaf_indices.as_slice()].concat();
+    let first_leaf = (m.bark_indices.len() / 3) as u32;
+    let bvh = Bvh::build(&m.positions, &indices).unwrap();
+    let mut rng = Rng::keyed(3, "test.sky", 0);
+    let mut open = 0usize;
+    for _ in 0..rays {
+        let (u1, u2) = (rng.unit() as f32, rng.unit() as f32);
+        let (r, phi) = (u1.sqrt(), std::f32::consts::TAU * u2);
+        let dir = Vec3A::new(r * phi.cos(), r * phi.sin(), (1.0 - u1).sqrt());
+        let mut ray = Ray { origin: Vec3A::from(at), dir, tmin: 1e-4, tmax: f32::INFINITY };
+        let blocked = loop {
+            let Some(h) = bvh.intersect(&ray) else { break false };
+            if h.tri < first_leaf {
+                break true;
+            }
+            let t = &indices[3 * h.tri as usize..3 * h.tri as usize + 3];
+            let uv = [0, 1].map(|k| (1.0 - h.u - h.v) * m.uvs[t[0] as usize][k] + h.u * m.uvs[t[1] as usize][k] + h.v * m.uvs[t[2] as usize][k]);
+            if leaf.sample(uv)[3] >= 0.5 {
+                break true;
+            }
+            ray.tmin = h.t * (1.0 + 1e-6) + 1e-6;
+        };
+        open += usize::from(!blocked);
+    }
+    open as f64 / rays as f64
+}
+
+#[test]
+fn the_ground_under_one_tree_gets_the_sky_its_real_leaves_leave_open() {
+    let params = trees::preset("oak").unwrap();
+    let tree = trees::grow(&params, 11, 3.0);
+    let tex = trees::textures(&params);
+    let protos = TreePrototypes { species: vec!["oak".into()], prototypes: vec![build::prototype_section(0, &tree)] };
+    let textures = TreeTextures { species: vec![SpeciesTextures { bark: vec![level(&tex.bark)], leaf: vec![level(&tex.leaf)] }] };
+    let proxy: Proxy = build::proxies(&protos, &textures).remove(0);
+
+    // A 16 × 16 plane with the tree in its middle; nothing reflects, so the ground gets exactly the sky it sees.
+    let (size, n) = (16.0f32, 128usize);
+    let mut pos = Vec::new();
+    for j in 0..=n {
+        for i in 0..=n {
+            pos.push([size * i as f32 / n as f32 - size / 2.0, size * j as f32 / n as f32 - size / 2.0, 0.0]);
+        }
+    }
+    let w = n as u32 + 1;
+    let idx: Vec<u32> = (0..n as u32).flat_map(|j| (0..n as u32).flat_map(move |i| [j * w + i, j * w + i + 1, (j + 1) * w + i + 1, j * w + i, (j + 1) * w + i + 1, (j + 1) * w + i])).collect();
+    let black = vec![[0.0f32; 3]; proxy.indices.len() / 3];
+    let occluders = Occluders { positions: &proxy.positions, indices: &proxy.indices, albedo: &black, clusters: &[] };
+    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: Some(occluders) };
+    let mut spec = LightingSpec::default();
+    spec.sky.color = [1.0; 3];
+    spec.sun.intensity = 0.0;
+    spec.moon.intensity = 0.0;
+    spec.albedo = [0.0; 3];
+    spec.paths_per_area = 2000.0;
+    spec.smoothing = 4;
+    let none = VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] };
+    let baked = bake_lighting(&mesh, ([-size / 2.0, -size / 2.0, 0.0], [size / 2.0, size / 2.0, 4.0]), &none, &spec, 21).unwrap();
+
+    // Ground points on rings around the trunk: under the crown, at its rim, beyond it.
+    let rim = tree.radius;
+    for (ring, r) in [("under the crown", 0.5 * rim), ("at the rim", rim), ("beyond", 2.0 * rim)] {
+        let points: Vec<[f32; 3]> = (0..16).map(|k| (std::f32::consts::TAU * k as f32 / 16.0)).map(|a| [r * a.cos(), r * a.sin(), 0.0]).collect();
+        let got: f64 = baked.irradiance_at(&points, &vec![[0.0, 0.0, 1.0]; points.len()]).unwrap().iter().map(|e| e.ambient[1] as f64).sum::<f64>() / 16.0;
+        let want = std::f64::consts::PI * points.iter().map(|&p| open_sky(&tree, &tex.leaf, p, 4000)).sum::<f64>() / 16.0;
+        let hidden = (std::f64::consts::PI - want) / std::f64::consts::PI;
+        assert!(
+            (got - want).abs() < 0.02 * std::f64::consts::PI + 0.1 * (std::f64::consts::PI - want),
+            "{ring} (r = {r:.2}): the proxy gives {got:.3}, the real tree {want:.3} ({:.0} % of the sky hidden)",
+            100.0 * hidden
+        );
+    }
+}
