@@ -48,11 +48,7 @@ fn render(proto: &trees::Prototype, tex: &trees::SpeciesTextures, lod: usize, el
             let sy = 0.5 - (py as f32 + 0.5) / H as f32;
             let origin = centre + right * sx * extent * W as f32 / H as f32 + up * sy * extent - forward * 10.0;
             let mut ray = Ray { origin, dir: forward, tmin: 0.0, tmax: 100.0 };
-            let mut colour = if py as f32 > H as f32 * (0.5 + 0.5 * (1.0 - se)) && elevation == 0.0 {
-                [0.25, 0.22, 0.18]
-            } else {
-                [0.55, 0.7, 0.9]
-            };
+            let mut colour = if py as f32 > H as f32 * (0.5 + 0.5 * (1.0 - se)) && elevation == 0.0 { [0.25, 0.22, 0.18] } else { [0.55, 0.7, 0.9] };
             while let Some(hit) = bvh.intersect(&ray) {
                 let t = &indices[3 * hit.tri as usize..3 * hit.tri as usize + 3];
                 let w = [1.0 - hit.u - hit.v, hit.u, hit.v];

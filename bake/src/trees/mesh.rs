@@ -138,11 +138,8 @@ fn leaves(seed: u64, skeleton: &Skeleton, m: &mut TreeMesh) {
     let mid = (lo + hi) * 0.5;
     let half = ((hi - lo) * 0.5).max(Vec3::splat(1e-4));
     let mut rng = Rng::keyed(seed, "trees.leaf_order", 0);
-    let mut keyed: Vec<(f32, usize)> = leaves
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (((l.centre - mid) / half).length() + 0.35 * rng.unit() as f32, i))
-        .collect();
+    let mut keyed: Vec<(f32, usize)> =
+        leaves.iter().enumerate().map(|(i, l)| (((l.centre - mid) / half).length() + 0.35 * rng.unit() as f32, i)).collect();
     keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     for &(_, i) in &keyed {
         let l = &leaves[i];

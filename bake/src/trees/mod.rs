@@ -9,9 +9,9 @@ pub mod ao;
 pub mod mesh;
 pub mod skeleton;
 pub mod species;
-pub mod texture;
 #[cfg(test)]
 mod tests;
+pub mod texture;
 
 pub use species::{preset, SpeciesParams, PRESETS};
 

@@ -116,7 +116,12 @@ fn meshes_are_finite_sized_and_within_the_triangle_budget() {
             assert!((t.height - HEIGHT).abs() <= 0.05 * HEIGHT, "{}: height {}", p.name, t.height);
             assert!(t.radius > 0.1 * HEIGHT && t.radius < 1.5 * HEIGHT, "{}: radius {}", p.name, t.radius);
             let tris = (m.bark_indices.len() + m.leaf_indices.len()) / 3;
-            let budget = if p.form == Form::Conifer { 1000..=5000 } else { 2500..=8000 };
+            // A deciduous tree ~3–8 k triangles at full LOD, a pine fewer (papaya is a sparse palm-like crown).
+            let budget = match (p.form, p.name.as_str()) {
+                (Form::Conifer, _) => 1000..=5000,
+                (_, "papaya") => 300..=3000,
+                _ => 3000..=8000,
+            };
             assert!(budget.contains(&tris), "{}: {tris} triangles", p.name);
             for tri in m.bark_indices.chunks_exact(3).chain(m.leaf_indices.chunks_exact(3)) {
                 let [a, b, c] = [0, 1, 2].map(|k| Vec3::from(m.positions[tri[k] as usize]));
@@ -191,76 +196,5 @@ fn textures_have_leaf_shapes_and_opaque_bark() {
         assert!((covered - texture::leaf_coverage(&p)).abs() < 0.05, "{}: coverage estimate off", p.name);
         // Uncovered texels carry leaf colour, not black, so filtering never darkens edges.
         assert!(t.leaf.rgba.chunks_exact(4).all(|c| c[0] as u32 + c[1] as u32 + c[2] as u32 > 30));
-    }
-}
-
-#[test]
-fn debug_ao_stats() {
-    let p = preset("oak").unwrap();
-    let t = grow(&p, 1, HEIGHT);
-    let m = &t.mesh;
-    let first = mesh::first_leaf_vertex(m);
-    let n = m.leaf_indices.len() / 6;
-    for dec in 0..10 {
-        let r = (dec * n / 10)..((dec + 1) * n / 10);
-        let mean = r.clone().map(|k| m.ao[first + 4 * k]).sum::<f32>() / r.len() as f32;
-        let z = r.clone().map(|k| m.positions[first + 4 * k][2]).sum::<f32>() / r.len() as f32;
-        println!("decile {dec}: ao {mean:.3} z {z:.3}");
-    }
-    let bark = m.ao[..first].iter().sum::<f32>() / first as f32;
-    println!("bark mean {bark:.3}");
-}
-
-#[test]
-fn debug_phase_times() {
-    let p = preset("maple").unwrap();
-    let t0 = std::time::Instant::now();
-    let s = skeleton::grow(&p, 1);
-    let t1 = std::time::Instant::now();
-    let (mut m, rings) = mesh::build(&p, 1, &s, HEIGHT);
-    let t2 = std::time::Instant::now();
-    let cov = texture::leaf_coverage(&p);
-    let t3 = std::time::Instant::now();
-    let idx: Vec<u32> = m.bark_indices.iter().chain(&m.leaf_indices).copied().collect();
-    let _b = crate::rays::Bvh::build(&m.positions, &idx).unwrap();
-    let t3 = std::time::Instant::now();
-    let _b = crate::rays::Bvh::build(&m.positions, &idx).unwrap();
-    let t4 = std::time::Instant::now();
-    ao::compute(&mut m, &rings, cov, 1, HEIGHT);
-    let t5 = std::time::Instant::now();
-    println!("skeleton {:?} mesh {:?} coverage {:?} bvh {:?} ao {:?}", t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
-}
-
-#[test]
-fn debug_ray_speed() {
-    use crate::rays::{Bvh, Cull, Ray};
-    use glam::Vec3A;
-    let p = preset("maple").unwrap();
-    let s = skeleton::grow(&p, 1);
-    let (m, _) = mesh::build(&p, 1, &s, HEIGHT);
-    let bark_only = m.bark_indices.clone();
-    let all: Vec<u32> = m.bark_indices.iter().chain(&m.leaf_indices).copied().collect();
-    let mut doubled = m.bark_indices.clone();
-    for t in m.leaf_indices.chunks_exact(3) {
-        doubled.extend_from_slice(t);
-        doubled.extend_from_slice(&[t[0], t[2], t[1]]);
-    }
-    let mut rng = crate::rng::Rng::keyed(0, "x", 0);
-    let rays: Vec<Ray> = (0..100_000)
-        .map(|_| {
-            let v = m.positions[(rng.next_u64() % m.positions.len() as u64) as usize];
-            let d = Vec3A::new(rng.unit() as f32 - 0.5, rng.unit() as f32 - 0.5, rng.unit() as f32 - 0.5).normalize();
-            Ray { origin: Vec3A::from(v) + d * 1e-3, dir: d, tmin: 0.0, tmax: 0.4 }
-        })
-        .collect();
-    for (name, idx) in [("bark", &bark_only), ("all", &all), ("doubled", &doubled)] {
-        let bvh = Bvh::build(&m.positions, idx).unwrap();
-        let mut out = vec![false; rays.len()];
-        let t = std::time::Instant::now();
-        bvh.occluded_stream(&rays, Cull::BackFaces, &mut out);
-        let e1 = t.elapsed();
-        let t = std::time::Instant::now();
-        let n = rays.iter().filter(|r| bvh.occluded(r, Cull::None)).count();
-        println!("{name}: stream {:?} single {:?} hit {}", e1, t.elapsed(), n);
     }
 }
