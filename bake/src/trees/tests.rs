@@ -213,3 +213,18 @@ fn growth_does_not_depend_on_the_thread_count() {
     let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| grow(&p, 9, HEIGHT));
     assert_eq!(one, four);
 }
+
+#[test]
+fn capture_triangles_tag_bark_then_leaves() {
+    let t = grow(&preset("birch").unwrap(), 4, HEIGHT);
+    let m = &t.mesh;
+    for lod in 0..3 {
+        let (idx, mat) = m.capture_triangles(lod);
+        let l = m.lods[lod];
+        assert_eq!(idx.len(), (l.bark_index_count + l.leaf_index_count) as usize);
+        assert_eq!(mat.len() * 3, idx.len());
+        let bark = l.bark_index_count as usize / 3;
+        assert!(mat[..bark].iter().all(|&k| k == BARK_MATERIAL) && mat[bark..].iter().all(|&k| k == LEAF_MATERIAL));
+        assert_eq!(&idx[bark * 3..], &m.leaf_indices[..l.leaf_index_count as usize]);
+    }
+}
