@@ -26,7 +26,7 @@ fn linear_to_srgb(c: f32) -> u8 {
 }
 
 /// Renders one prototype into a W×H tile viewed along `forward` (orthographic).
-fn render(proto: &trees::Prototype, tex: &trees::SpeciesTextures, lod: usize, elevation: f32, ao_only: bool) -> Vec<[u8; 3]> {
+fn render(proto: &trees::Prototype, tex: &trees::SpeciesTextures, lod: usize, elevation: f32, ao_only: bool) -> (Vec<[u8; 3]>, usize) {
     let m = &proto.mesh;
     let l = m.lods[lod];
     let bark = &m.bark_indices[..l.bark_index_count as usize];
@@ -42,17 +42,14 @@ fn render(proto: &trees::Prototype, tex: &trees::SpeciesTextures, lod: usize, el
     let extent = proto.height.max(2.0 * proto.radius) * 1.1;
     let centre = Vec3A::new(0.0, 0.0, proto.height * 0.5);
     let mut out = vec![[0u8; 3]; W * H];
+    let mut covered = 0;
     for py in 0..H {
         for px in 0..W {
             let sx = (px as f32 + 0.5) / W as f32 - 0.5;
             let sy = 0.5 - (py as f32 + 0.5) / H as f32;
             let origin = centre + right * sx * extent * W as f32 / H as f32 + up * sy * extent - forward * 10.0;
             let mut ray = Ray { origin, dir: forward, tmin: 0.0, tmax: 100.0 };
-            let mut colour = if py as f32 > H as f32 * (0.5 + 0.5 * (1.0 - se)) && elevation == 0.0 {
-                [0.25, 0.22, 0.18]
-            } else {
-                [0.55, 0.7, 0.9]
-            };
+            let mut colour = if py as f32 > H as f32 * (0.5 + 0.5 * (1.0 - se)) && elevation == 0.0 { [0.25, 0.22, 0.18] } else { [0.55, 0.7, 0.9] };
             while let Some(hit) = bvh.intersect(&ray) {
                 let t = &indices[3 * hit.tri as usize..3 * hit.tri as usize + 3];
                 let w = [1.0 - hit.u - hit.v, hit.u, hit.v];
@@ -71,13 +68,14 @@ fn render(proto: &trees::Prototype, tex: &trees::SpeciesTextures, lod: usize, el
                 let n = if n.dot(forward) > 0.0 { -n } else { n };
                 let diffuse = n.dot(sun).max(0.0);
                 let light = 0.45 * ao + 0.75 * diffuse * (0.4 + 0.6 * ao);
+                covered += 1;
                 colour = if ao_only { [ao; 3] } else { std::array::from_fn(|c| srgb_to_linear(texel[c]) * light) };
                 break;
             }
             out[py * W + px] = colour.map(linear_to_srgb);
         }
     }
-    out
+    (out, covered)
 }
 
 fn main() {
@@ -102,8 +100,11 @@ fn main() {
             proto.height,
             proto.radius
         );
+        // Screen coverage of each LOD from the side, relative to the full mesh: what thinning leaves costs.
+        let cover: Vec<usize> = (0..3).map(|l| render(&proto, &tex, l, 0.0, false).1).collect();
+        println!("  side coverage: LOD1 {:.3}, LOD2 {:.3} of full", cover[1] as f32 / cover[0] as f32, cover[2] as f32 / cover[0] as f32);
         for (r, elevation) in [0.0f32, 35f32.to_radians()].into_iter().enumerate() {
-            let tile = render(&proto, &tex, lod, elevation, ao_only);
+            let (tile, _) = render(&proto, &tex, lod, elevation, ao_only);
             for y in 0..H {
                 for x in 0..W {
                     let o = (((r * H + y) * cols * W) + c * W + x) * 3;

@@ -36,5 +36,11 @@ fn main() {
         let mean = |f: &dyn Fn(&&kiln_bake::trees::Prototype) -> usize| of.iter().map(f).sum::<usize>() / of.len();
         println!("{s:>9}: mean {} triangles ({} leaves), {} vertices", mean(&tris), mean(&leaves), mean(&verts));
     }
-    println!("{} prototypes on {threads} threads: {:.3} s (textures for {} species: {:.1} ms)", protos.len(), grown.as_secs_f64(), params.len(), tex.as_secs_f64() * 1e3);
+    println!(
+        "{} prototypes on {threads} threads: {:.3} s (textures for {} species: {:.1} ms)",
+        protos.len(),
+        grown.as_secs_f64(),
+        params.len(),
+        tex.as_secs_f64() * 1e3
+    );
 }

@@ -1,10 +1,10 @@
 //! Per-vertex self ambient occlusion of a tree, traced with the ray engine.
 //!
-//! Bark and leaves both occlude. The ray engine has no alpha test, so each leaf occludes as an
-//! opaque quad shrunk about its centre by √(texture coverage): the same occluding area as the
-//! alpha-tested leaf. Leaves are two-sided, so they enter the hierarchy with both windings and
-//! the back-face cull (which lets rays from bark vertices buried in a parent branch out) only
-//! ever skips bark.
+//! Bark and leaves both occlude, from either side (no culling: leaves are two-sided; the bark
+//! vertices this darkens are the ones buried inside a parent branch, which nobody sees). The ray
+//! engine has no alpha test, so each leaf occludes as an opaque quad scaled about its centre by
+//! √(texture coverage): the same occluding area as the alpha-tested leaf (and only the 50 % leaf
+//! LOD occludes, each at twice that area).
 //!
 //! Trunk and first-order bark vertices cast a cosine-weighted hemisphere about their normal.
 //! Leaves and finer branches read a grid of probes over the crown, each casting over the whole
@@ -60,10 +60,13 @@ fn sphere() -> [[f32; 3]; RAYS] {
 pub fn compute(mesh: &mut TreeMesh, rings: &[Ring], leaf_coverage: f32, seed: u64, height: f32) {
     let leaf_first = first_leaf_vertex(mesh);
     let leaf_count = mesh.leaf_indices.len() / 6;
-    let shrink = leaf_coverage.clamp(0.0, 1.0).sqrt();
-    // Occluders: bark as meshed, leaves shrunk and doubled (both windings), a ground square.
+    // The occluding leaves are the 50 % LOD's, each scaled to twice its covered area: the same
+    // occluding area in half the triangles (the hierarchy's build and walks are most of the time).
+    let occluders = mesh.lods[1].leaf_index_count as usize / 6;
+    let shrink = (leaf_coverage.clamp(0.0, 1.0) * leaf_count as f32 / occluders.max(1) as f32).sqrt();
+    // Occluders: bark as meshed, leaves shrunk, a ground square.
     let mut positions = mesh.positions.clone();
-    for l in 0..leaf_count {
+    for l in 0..occluders {
         let v = leaf_first + 4 * l;
         let c = quad_centre(&mesh.positions[v..v + 4]);
         for q in &mut positions[v..v + 4] {
@@ -73,10 +76,7 @@ pub fn compute(mesh: &mut TreeMesh, rings: &[Ring], leaf_coverage: f32, seed: u6
     // Twigs finer than the reduced-branch LOD hardly occlude, and leaving them out makes the
     // hierarchy a third smaller (its build is a quarter of the stage's time).
     let mut indices = mesh.bark_indices[..mesh.lods[1].bark_index_count as usize].to_vec();
-    for t in mesh.leaf_indices.chunks_exact(3) {
-        indices.extend_from_slice(t);
-        indices.extend_from_slice(&[t[0], t[2], t[1]]);
-    }
+    indices.extend_from_slice(&mesh.leaf_indices[..6 * occluders]);
     let g = positions.len() as u32;
     let w = 2.0 * height;
     positions.extend_from_slice(&[[-w, -w, 0.0], [w, -w, 0.0], [w, w, 0.0], [-w, w, 0.0]]);
@@ -104,7 +104,7 @@ pub fn compute(mesh: &mut TreeMesh, rings: &[Ring], leaf_coverage: f32, seed: u6
                 rays.push(Ray { origin: Vec3A::from(origin), dir: Vec3A::from(dir), tmin: 0.0, tmax: reach });
             }
         }
-        bvh.occluded_stream(&rays, Cull::BackFaces, &mut hits[..rays.len()]);
+        bvh.occluded_stream(&rays, Cull::None, &mut hits[..rays.len()]);
     };
     let mut fine = Vec::new();
     for r in rings {
@@ -174,9 +174,8 @@ impl Probes {
     fn sample(&self, p: Vec3) -> f32 {
         let g = ((p - self.lo) / self.cell).clamp(Vec3::ZERO, Vec3::splat((PROBES - 1) as f32 - 1e-3));
         let (i, f) = (g.floor(), g - g.floor());
-        let at = |dx: usize, dy: usize, dz: usize| {
-            self.open[(i.x as usize + dx) + (i.y as usize + dy) * PROBES + (i.z as usize + dz) * PROBES * PROBES]
-        };
+        let at =
+            |dx: usize, dy: usize, dz: usize| self.open[(i.x as usize + dx) + (i.y as usize + dy) * PROBES + (i.z as usize + dz) * PROBES * PROBES];
         let lerp = |a: f32, b: f32, t: f32| a + (b - a) * t;
         let x00 = lerp(at(0, 0, 0), at(1, 0, 0), f.x);
         let x10 = lerp(at(0, 1, 0), at(1, 1, 0), f.x);

@@ -119,29 +119,38 @@ fn bark(p: &SpeciesParams, skeleton: &Skeleton, m: &mut TreeMesh) -> Vec<Ring> {
     rings
 }
 
-/// Leaf quads ordered so a prefix keeps the outer leaves: shuffled, then sorted by distance from
-/// the crown's centre (normalised by its extent) plus a random jitter, outermost first. The
-/// reference "removes centre leaves first"; the jitter keeps some inner leaves in every LOD so a
-/// thinned crown does not turn into a hollow shell.
+/// Height bands over which a leaf's distance from the trunk axis is normalised.
+const BANDS: usize = 8;
+
+/// Leaf quads ordered so a prefix keeps the outer leaves (the reference "removes centre leaves
+/// first"): each leaf scores its distance from the trunk axis over the widest leaf's in its
+/// height band (so the flanks of a cone count as outer at every height), or its height in the
+/// crown's upper half if larger (the top is outer too), plus a random jitter that keeps some
+/// inner leaves in every LOD so a thinned crown is not a hollow shell. Outermost first.
 fn leaves(seed: u64, skeleton: &Skeleton, m: &mut TreeMesh) {
     let leaves = &skeleton.leaves;
     let n = leaves.len();
     if n == 0 {
         return;
     }
-    let mut lo = Vec3::splat(f32::MAX);
-    let mut hi = Vec3::splat(f32::MIN);
+    let (z_lo, z_hi) = leaves.iter().fold((f32::MAX, f32::MIN), |(lo, hi), l| (lo.min(l.centre.z), hi.max(l.centre.z)));
+    let span = (z_hi - z_lo).max(1e-4);
+    let band = |z: f32| (((z - z_lo) / span * BANDS as f32) as usize).min(BANDS - 1);
+    let radial = |c: Vec3| (c.x * c.x + c.y * c.y).sqrt();
+    let mut widest = [1e-4f32; BANDS];
     for l in leaves {
-        lo = lo.min(l.centre);
-        hi = hi.max(l.centre);
+        let b = band(l.centre.z);
+        widest[b] = widest[b].max(radial(l.centre));
     }
-    let mid = (lo + hi) * 0.5;
-    let half = ((hi - lo) * 0.5).max(Vec3::splat(1e-4));
     let mut rng = Rng::keyed(seed, "trees.leaf_order", 0);
     let mut keyed: Vec<(f32, usize)> = leaves
         .iter()
         .enumerate()
-        .map(|(i, l)| (((l.centre - mid) / half).length() + 0.35 * rng.unit() as f32, i))
+        .map(|(i, l)| {
+            let side = radial(l.centre) / widest[band(l.centre.z)];
+            let top = 2.0 * (l.centre.z - z_lo) / span - 1.0;
+            (side.max(top) + 0.35 * rng.unit() as f32, i)
+        })
         .collect();
     keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     for &(_, i) in &keyed {

@@ -9,9 +9,9 @@ pub mod ao;
 pub mod mesh;
 pub mod skeleton;
 pub mod species;
-pub mod texture;
 #[cfg(test)]
 mod tests;
+pub mod texture;
 
 pub use species::{preset, SpeciesParams, PRESETS};
 
@@ -84,4 +84,26 @@ pub fn grow(params: &SpeciesParams, seed: u64, height: f32) -> Prototype {
 /// The bark and leaf textures of species `params`.
 pub fn textures(params: &SpeciesParams) -> SpeciesTextures {
     SpeciesTextures { bark: texture::bark(params), leaf: texture::leaf(params) }
+}
+
+/// Material index of bark triangles in [`TreeMesh::capture_triangles`]: opaque, one-sided.
+pub const BARK_MATERIAL: u8 = 0;
+/// Material index of leaf triangles in [`TreeMesh::capture_triangles`]: two-sided, alpha-tested at [`LEAF_ALPHA_TEST`].
+pub const LEAF_MATERIAL: u8 = 1;
+/// The alpha below which a leaf texel is a hole.
+pub const LEAF_ALPHA_TEST: f32 = 0.5;
+
+impl TreeMesh {
+    /// The triangles of LOD `lod` (0 = full; clamped to 2) for impostor capture: bark then
+    /// leaves, with one material per triangle ([`BARK_MATERIAL`], [`LEAF_MATERIAL`]). With the
+    /// vertex arrays and the two textures (bark opaque one-sided, leaf alpha-tested two-sided)
+    /// they make the impostor's `CaptureMesh`.
+    pub fn capture_triangles(&self, lod: usize) -> (Vec<u32>, Vec<u8>) {
+        let l = self.lods[lod.min(2)];
+        let bark = &self.bark_indices[..l.bark_index_count as usize];
+        let leaf = &self.leaf_indices[..l.leaf_index_count as usize];
+        let indices = bark.iter().chain(leaf).copied().collect();
+        let materials = std::iter::repeat_n(BARK_MATERIAL, bark.len() / 3).chain(std::iter::repeat_n(LEAF_MATERIAL, leaf.len() / 3)).collect();
+        (indices, materials)
+    }
 }

@@ -35,7 +35,14 @@ fn presets_are_named_and_unknown_names_are_refused() {
 }
 
 /// Pinned per preset for seed 1: any change of output changes these (and must be deliberate).
-const PINNED: &[(&str, u64)] = &[];
+const PINNED: &[(&str, u64)] = &[
+    ("oak", 0xa843e4299560786c),
+    ("maple", 0x41104a8be312202a),
+    ("birch", 0x9bffaf9098bcd400),
+    ("pine", 0xff6b976ffada7c2f),
+    ("live_oak", 0xe11620434ff6216a),
+    ("papaya", 0xdd99b8468e193e25),
+];
 
 #[test]
 fn growth_is_deterministic_and_seeded() {
@@ -116,7 +123,12 @@ fn meshes_are_finite_sized_and_within_the_triangle_budget() {
             assert!((t.height - HEIGHT).abs() <= 0.05 * HEIGHT, "{}: height {}", p.name, t.height);
             assert!(t.radius > 0.1 * HEIGHT && t.radius < 1.5 * HEIGHT, "{}: radius {}", p.name, t.radius);
             let tris = (m.bark_indices.len() + m.leaf_indices.len()) / 3;
-            let budget = if p.form == Form::Conifer { 1000..=5000 } else { 2500..=8000 };
+            // A deciduous tree ~3–8 k triangles at full LOD, a pine fewer (papaya is a sparse palm-like crown).
+            let budget = match (p.form, p.name.as_str()) {
+                (Form::Conifer, _) => 1000..=5000,
+                (_, "papaya") => 300..=3000,
+                _ => 3000..=8000,
+            };
             assert!(budget.contains(&tris), "{}: {tris} triangles", p.name);
             for tri in m.bark_indices.chunks_exact(3).chain(m.leaf_indices.chunks_exact(3)) {
                 let [a, b, c] = [0, 1, 2].map(|k| Vec3::from(m.positions[tri[k] as usize]));
@@ -195,72 +207,24 @@ fn textures_have_leaf_shapes_and_opaque_bark() {
 }
 
 #[test]
-fn debug_ao_stats() {
-    let p = preset("oak").unwrap();
-    let t = grow(&p, 1, HEIGHT);
+fn growth_does_not_depend_on_the_thread_count() {
+    let p = preset("maple").unwrap();
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| grow(&p, 9, HEIGHT));
+    let four = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| grow(&p, 9, HEIGHT));
+    assert_eq!(one, four);
+}
+
+#[test]
+fn capture_triangles_tag_bark_then_leaves() {
+    let t = grow(&preset("birch").unwrap(), 4, HEIGHT);
     let m = &t.mesh;
-    let first = mesh::first_leaf_vertex(m);
-    let n = m.leaf_indices.len() / 6;
-    for dec in 0..10 {
-        let r = (dec * n / 10)..((dec + 1) * n / 10);
-        let mean = r.clone().map(|k| m.ao[first + 4 * k]).sum::<f32>() / r.len() as f32;
-        let z = r.clone().map(|k| m.positions[first + 4 * k][2]).sum::<f32>() / r.len() as f32;
-        println!("decile {dec}: ao {mean:.3} z {z:.3}");
-    }
-    let bark = m.ao[..first].iter().sum::<f32>() / first as f32;
-    println!("bark mean {bark:.3}");
-}
-
-#[test]
-fn debug_phase_times() {
-    let p = preset("maple").unwrap();
-    let t0 = std::time::Instant::now();
-    let s = skeleton::grow(&p, 1);
-    let t1 = std::time::Instant::now();
-    let (mut m, rings) = mesh::build(&p, 1, &s, HEIGHT);
-    let t2 = std::time::Instant::now();
-    let cov = texture::leaf_coverage(&p);
-    let t3 = std::time::Instant::now();
-    let idx: Vec<u32> = m.bark_indices.iter().chain(&m.leaf_indices).copied().collect();
-    let _b = crate::rays::Bvh::build(&m.positions, &idx).unwrap();
-    let t3 = std::time::Instant::now();
-    let _b = crate::rays::Bvh::build(&m.positions, &idx).unwrap();
-    let t4 = std::time::Instant::now();
-    ao::compute(&mut m, &rings, cov, 1, HEIGHT);
-    let t5 = std::time::Instant::now();
-    println!("skeleton {:?} mesh {:?} coverage {:?} bvh {:?} ao {:?}", t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
-}
-
-#[test]
-fn debug_ray_speed() {
-    use crate::rays::{Bvh, Cull, Ray};
-    use glam::Vec3A;
-    let p = preset("maple").unwrap();
-    let s = skeleton::grow(&p, 1);
-    let (m, _) = mesh::build(&p, 1, &s, HEIGHT);
-    let bark_only = m.bark_indices.clone();
-    let all: Vec<u32> = m.bark_indices.iter().chain(&m.leaf_indices).copied().collect();
-    let mut doubled = m.bark_indices.clone();
-    for t in m.leaf_indices.chunks_exact(3) {
-        doubled.extend_from_slice(t);
-        doubled.extend_from_slice(&[t[0], t[2], t[1]]);
-    }
-    let mut rng = crate::rng::Rng::keyed(0, "x", 0);
-    let rays: Vec<Ray> = (0..100_000)
-        .map(|_| {
-            let v = m.positions[(rng.next_u64() % m.positions.len() as u64) as usize];
-            let d = Vec3A::new(rng.unit() as f32 - 0.5, rng.unit() as f32 - 0.5, rng.unit() as f32 - 0.5).normalize();
-            Ray { origin: Vec3A::from(v) + d * 1e-3, dir: d, tmin: 0.0, tmax: 0.4 }
-        })
-        .collect();
-    for (name, idx) in [("bark", &bark_only), ("all", &all), ("doubled", &doubled)] {
-        let bvh = Bvh::build(&m.positions, idx).unwrap();
-        let mut out = vec![false; rays.len()];
-        let t = std::time::Instant::now();
-        bvh.occluded_stream(&rays, Cull::BackFaces, &mut out);
-        let e1 = t.elapsed();
-        let t = std::time::Instant::now();
-        let n = rays.iter().filter(|r| bvh.occluded(r, Cull::None)).count();
-        println!("{name}: stream {:?} single {:?} hit {}", e1, t.elapsed(), n);
+    for lod in 0..3 {
+        let (idx, mat) = m.capture_triangles(lod);
+        let l = m.lods[lod];
+        assert_eq!(idx.len(), (l.bark_index_count + l.leaf_index_count) as usize);
+        assert_eq!(mat.len() * 3, idx.len());
+        let bark = l.bark_index_count as usize / 3;
+        assert!(mat[..bark].iter().all(|&k| k == BARK_MATERIAL) && mat[bark..].iter().all(|&k| k == LEAF_MATERIAL));
+        assert_eq!(&idx[bark * 3..], &m.leaf_indices[..l.leaf_index_count as usize]);
     }
 }
