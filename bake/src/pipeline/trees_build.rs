@@ -15,7 +15,7 @@ use crate::impostor::{self, CaptureMesh, Image, ImpostorSettings, Layout, Materi
 use crate::lighting::BakedLighting;
 use crate::pipeline::product::RawSection;
 use crate::rng::mix64;
-use crate::trees::{self, SpeciesParams};
+use crate::trees::{self, SpeciesParams, LEAF_ALPHA_TEST};
 use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
 
 /// World size of an impostor texel for a prototype of bounding-sphere radius 1 when the world file
@@ -23,8 +23,6 @@ use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
 /// whatever the tree's size (12×12 of them: a 384² atlas, about 0.5 MiB stored).
 const AUTO_TEXELS_PER_DIAMETER: f32 = 32.0;
 
-/// Leaves are drawn where their texture's alpha is at least this (the viewer's alpha test).
-const LEAF_ALPHA_TEST: f32 = 0.5;
 
 /// Everything the shared trees pack holds, decoded.
 pub struct Built {
@@ -123,8 +121,8 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
             let seed = mix64(world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
             let proto = trees::grow(&params[s], seed, height);
             let m = &proto.mesh;
-            let materials: Vec<u8> = std::iter::repeat_n(0u8, m.bark_indices.len() / 3).chain(std::iter::repeat_n(1u8, m.leaf_indices.len() / 3)).collect();
-            let indices = [m.bark_indices.as_slice(), m.leaf_indices.as_slice()].concat();
+            let (indices, materials) = m.capture_triangles(0);
+            // Indexed by trees::BARK_MATERIAL and trees::LEAF_MATERIAL.
             let looks = [
                 Material { texture: &textures[s].bark, alpha_test: None, two_sided: false },
                 Material { texture: &textures[s].leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
