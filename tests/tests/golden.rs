@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack e48482871069d839
-tiles/L0_0_0.kpack c8236aefb381313c
-tiles/L0_0_1.kpack 4632df3a75360554
-tiles/L0_0_2.kpack e6243d60e904a77f
-tiles/L0_0_3.kpack 11670919d9775f69
-tiles/L0_1_0.kpack f47bac672deba373
-tiles/L0_1_1.kpack 07f59f9f8d3d5cd3
-tiles/L0_1_2.kpack 04c2a350f906c00b
-tiles/L0_1_3.kpack a7e8503d661ca1e1
-tiles/L0_2_0.kpack 17e83790b5f7fb57
-tiles/L0_2_1.kpack 1c0fed2aa60188f3
-tiles/L0_2_2.kpack e8c2917f000ba793
-tiles/L0_2_3.kpack 1fe2ba6470d7460a
-tiles/L0_3_0.kpack 5acaf95a7aaa4559
-tiles/L0_3_1.kpack c875873ff5e07bbc
-tiles/L0_3_2.kpack e3c90d4383b2aa3b
-tiles/L0_3_3.kpack 8f28bb3325ddd2e3
-tiles/L1_0_0.kpack c37a29acd50f3c49
-tiles/L1_0_1.kpack 9c4ebbc02d4dcad3
-tiles/L1_1_0.kpack 7dd83a46413ab89c
-tiles/L1_1_1.kpack 6917e19135965fa3
-tiles/L2_0_0.kpack 476b5bf030a84ec6
+manifest.kpack f4332c350d890c70
+tiles/L0_0_0.kpack 2751efa7b9ed913f
+tiles/L0_0_1.kpack a88edd8440a5152c
+tiles/L0_0_2.kpack eec2fad01d5dff6b
+tiles/L0_0_3.kpack d38e2a98fbedbe1b
+tiles/L0_1_0.kpack c790571d2c758966
+tiles/L0_1_1.kpack 4ea8281dee71d168
+tiles/L0_1_2.kpack d81ff0a9ffc318e4
+tiles/L0_1_3.kpack 8732bdc9b84eefea
+tiles/L0_2_0.kpack 5a008633f004306d
+tiles/L0_2_1.kpack a5a1d834617e741c
+tiles/L0_2_2.kpack d9ce966570e5e77f
+tiles/L0_2_3.kpack f1cf6956a61a3695
+tiles/L0_3_0.kpack b5cb42cac3a3eac7
+tiles/L0_3_1.kpack adb06de756db06e5
+tiles/L0_3_2.kpack 233d2ca1bbc4bc7a
+tiles/L0_3_3.kpack eaff164e553d31b7
+tiles/L1_0_0.kpack d5b1d4fbaeadcdf8
+tiles/L1_0_1.kpack 2e1b1a354f5a7809
+tiles/L1_1_0.kpack 5c9233565ca72f40
+tiles/L1_1_1.kpack 98aca962d4acb45a
+tiles/L2_0_0.kpack 4a306a3eb8d483b2
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {
