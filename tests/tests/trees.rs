@@ -221,3 +221,24 @@ fn the_ground_under_a_canopy_is_darker_than_open_ground() {
     assert!(under < open - 0.1, "darkening under the canopies {under}, on open ground {open}");
     assert!(open > 0.85, "open ground: {far_with} with trees, {far_without} without");
 }
+
+#[test]
+fn verify_checks_the_shared_pack_and_what_tiles_say_of_it() {
+    let problems = |dir: &Path| kiln_bake::cli::verify::check(dir).unwrap().0;
+    assert_eq!(problems(forest()), Vec::<String>::new(), "a fresh bake verifies");
+    let copy = scratch("trees-verify").join("grove");
+    kiln_e2e::copy_dir(forest(), &copy);
+    let shared = copy.join("shared/tree-prototypes.kpack");
+    // The trees pack of the same world with another seed: other prototypes, so its hash is not
+    // the one the manifest and the tiles record.
+    let dir = scratch("trees-verify-other");
+    let world = dir.join("grove.toml");
+    std::fs::write(&world, world_text("grove", 16, true).replace("seed = 7", "seed = 8")).unwrap();
+    assert_eq!(kiln(&["bake", world.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--quiet", "--no-cache"]), 0);
+    std::fs::copy(dir.join("grove/shared/tree-prototypes.kpack"), &shared).unwrap();
+    let found = problems(&copy);
+    assert!(found.iter().any(|p| p.contains("tree-prototypes.kpack") && p.contains("does not match the manifest")), "{found:?}");
+    std::fs::remove_file(&shared).unwrap();
+    let found = problems(&copy);
+    assert!(found.iter().any(|p| p.contains("tree-prototypes.kpack") && p.contains("no such file")), "{found:?}");
+}

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use kiln_formats::sections::{Manifest, PackInfo, PackKind};
+use kiln_formats::sections::{Manifest, PackInfo, PackKind, SharedPacks, TreePrototypes};
 use kiln_formats::{find_packs, Pack, TileContents};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -22,6 +22,10 @@ struct PackFacts {
     mesh_counts: Option<(usize, usize)>,
     /// Bounds of a sound tile's vertices, if it has any.
     mesh_bounds: Option<([f32; 3], [f32; 3])>,
+    /// A sound tile's trees: the shared pack hash they reference and their largest prototype index.
+    trees: Option<(u64, Option<u32>)>,
+    /// A sound shared trees pack's prototype count.
+    prototypes: Option<usize>,
 }
 
 /// Checks everything under `path`; returns one line per problem (empty when all holds) and the
@@ -75,7 +79,7 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     let at = |m: String| format!("{}: {m}", file.display());
     let mut out: Vec<String> = pack.verify().into_iter().map(|e| at(e.to_string())).collect();
     let bytes = pack.bytes();
-    let mut facts = PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None };
+    let mut facts = PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None, trees: None, prototypes: None };
     match pack.get::<PackInfo>() {
         Ok(None) => out.push(at("no PINF pack-info section".into())),
         Ok(Some(info)) => facts.info = Some(info),
@@ -88,11 +92,68 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
             Ok(t) => {
                 facts.mesh_counts = t.mesh.as_ref().map(|m| (m.positions.len(), m.main_index_count / 3));
                 facts.mesh_bounds = t.mesh.as_ref().and_then(|m| m.bounds());
+                facts.trees = t.trees.as_ref().map(|t| (t.prototypes_hash, t.instances.iter().map(|i| i.prototype).max()));
             }
             Err(e) => out.push(at(e.to_string())),
         }
     }
+    let is_shared = matches!(facts.info, Some(PackInfo { kind: PackKind::Shared { .. }, .. }));
+    if is_shared && out.is_empty() {
+        // `Pack::verify` decoded every section; the count is what tiles index.
+        facts.prototypes = pack.get::<TreePrototypes>().ok().flatten().map(|p| p.prototypes.len());
+    }
     (facts, out)
+}
+
+/// The manifest's shared packs (`SHRD`): each present, matching its hash and naming itself; tiles'
+/// trees reference one of them and only prototypes it has. Returns the paths it lists.
+fn check_shared(dir: &Path, manifest_path: &Path, world: &str, facts: &BTreeMap<PathBuf, PackFacts>, out: &mut Vec<String>) -> BTreeSet<PathBuf> {
+    let at_manifest = |m: String| format!("{}: {m}", manifest_path.display());
+    let shared: SharedPacks = match Pack::open(manifest_path).map(|p| p.get::<SharedPacks>()) {
+        Ok(Ok(s)) => s.unwrap_or_default(),
+        Ok(Err(e)) => {
+            out.push(at_manifest(e.to_string()));
+            return BTreeSet::new();
+        }
+        Err(_) => return BTreeSet::new(),
+    };
+    let mut listed = BTreeSet::new();
+    let mut prototypes_by_hash = BTreeMap::new();
+    for entry in &shared.0 {
+        let path = dir.join(&entry.path);
+        let at = |m: String| format!("{}: {m}", path.display());
+        listed.insert(path.clone());
+        let Some(f) = facts.get(&path) else {
+            if !path.exists() {
+                out.push(at(format!("listed in the manifest as the {} pack but cannot be read: no such file", entry.product)));
+            }
+            continue;
+        };
+        if f.len != entry.file_len || f.hash != entry.content_hash {
+            out.push(at(format!(
+                "content does not match the manifest (hash {:016x}, {} bytes; manifest says {:016x}, {} bytes)",
+                f.hash, f.len, entry.content_hash, entry.file_len
+            )));
+        }
+        if let Some(info) = &f.info {
+            let expected = PackKind::Shared { product: entry.product.clone() };
+            if info.kind != expected || info.world_name != world {
+                out.push(at(format!("pack says it is {:?} of world {:?}, the manifest lists {expected:?} of {world:?}", info.kind, info.world_name)));
+            }
+        }
+        prototypes_by_hash.insert(entry.content_hash, f.prototypes);
+    }
+    for (path, f) in facts {
+        let Some((hash, max)) = f.trees else { continue };
+        match prototypes_by_hash.get(&hash) {
+            None => out.push(format!("{}: its trees reference shared pack {hash:016x}, which the manifest does not list", path.display())),
+            Some(Some(count)) if max.is_some_and(|m| m as usize >= *count) => {
+                out.push(format!("{}: a tree uses prototype {} of the shared pack's {count}", path.display(), max.unwrap_or(0)))
+            }
+            Some(_) => {}
+        }
+    }
+    listed
 }
 
 fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf], facts: &BTreeMap<PathBuf, PackFacts>) -> Vec<String> {
@@ -180,6 +241,7 @@ fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf], facts: &B
             }
         }
     }
+    listed.extend(check_shared(dir, manifest_path, &manifest.world_name, facts, &mut out));
     for f in files {
         if f != manifest_path && !listed.contains(f) {
             out.push(format!("{}: pack is not listed in the manifest", f.display()));
