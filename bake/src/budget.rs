@@ -26,6 +26,15 @@ const COLUMN_TRIANGLES: f64 = 6.0;
 const COLUMN_TRIANGLES_PER_VOXEL: f64 = 0.15;
 /// Triangles (all LOD levels) per square voxel of level-0 surface.
 const TRIANGLES_PER_VOXEL_AREA: f64 = 3.8;
+/// Memory per tree prototype at 32-pixel impostor views: its generator mesh, self-AO, encoded
+/// sections, pack and light proxy (atlases grow with the square of the view size).
+const PROTOTYPE_BYTES: f64 = 3.0 * MIB as f64;
+const PROTOTYPE_ATLAS_BYTES: f64 = 3.0 * MIB as f64;
+/// Light-transport occluder triangles per tree and memory per occluder triangle (BVH included).
+const TREE_OCCLUDER_TRIANGLES: f64 = 3200.0;
+const OCCLUDER_TRIANGLE_BYTES: f64 = 120.0;
+/// Core-seconds to grow and capture one prototype.
+const PROTOTYPE_SECONDS: f64 = 0.3;
 /// Safety factor over the fitted model, so that it stays an upper bound.
 const MARGIN: f64 = 1.15;
 /// Core-seconds per light path, per triangle and per sample, measured on the shipped worlds.
@@ -66,10 +75,11 @@ impl Estimate {
         let samples = columns * nz;
         let triangles = columns * (COLUMN_TRIANGLES + COLUMN_TRIANGLES_PER_VOXEL * active_z);
         let threads = threads.max(1);
-        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + TRIANGLE_BYTES * triangles;
+        let (tree_bytes, tree_seconds) = trees(spec);
+        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + TRIANGLE_BYTES * triangles + tree_bytes;
         let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
         let light_paths = f64::from(spec.lighting.paths_per_area) * area;
-        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS;
+        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds;
         Estimate {
             peak_bytes: (bytes * MARGIN) as u64,
             samples: samples as u64,
@@ -101,6 +111,22 @@ impl Estimate {
             self.threads
         )
     }
+}
+
+/// Memory and core-seconds of a world's trees: prototypes (their atlases by the largest view size
+/// the settings allow) and, when trees occlude light, every expected tree's occluder triangles (at
+/// most the blue-noise packing limit of each species over the whole world).
+fn trees(spec: &WorldSpec) -> (f64, f64) {
+    let Some(t) = spec.trees.as_ref() else { return (0.0, 0.0) };
+    let px = if t.impostor.texel == 0.0 { 32.0 } else { 64.0 };
+    let views = f64::from(t.impostor.grid * t.impostor.grid) / 144.0;
+    let prototypes: f64 = t.species.iter().map(|s| f64::from(s.prototypes)).sum();
+    let per_prototype = PROTOTYPE_BYTES + PROTOTYPE_ATLAS_BYTES * views * (px / 32.0) * (px / 32.0);
+    let [nx, ny, _] = spec.volume.size.map(f64::from);
+    let area = nx * ny * spec.volume.voxel_size * spec.volume.voxel_size;
+    let instances: f64 = t.species.iter().map(|s| area * s.density.min(0.66 / (s.min_spacing * s.min_spacing))).sum();
+    let occluders = if t.occlude_light { instances * TREE_OCCLUDER_TRIANGLES * OCCLUDER_TRIANGLE_BYTES } else { 0.0 };
+    (prototypes * per_prototype + occluders, prototypes * PROTOTYPE_SECONDS * views * (px / 32.0) * (px / 32.0))
 }
 
 /// A memory budget and where it came from.

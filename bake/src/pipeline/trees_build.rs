@@ -234,8 +234,8 @@ pub fn instance_lighting(baked: &BakedLighting, instances: &[TreeInstance], size
         .collect()
 }
 
-/// A prototype reduced for light transport: the reduced-branch bark and the quarter of the leaves
-/// that the far LOD keeps, each kept leaf grown so that the leaves' total area times their
+/// A prototype reduced for light transport: the far LOD's bark (trunk and main branches) and the
+/// quarter of the leaves it keeps, each kept leaf grown so that the leaves' total area times their
 /// texture's coverage is the full tree's (the ray engine has no alpha test: opaque quads of the
 /// same mean coverage block the same share of light on average). Leaves face both ways.
 #[derive(Clone, Debug, Default)]
@@ -275,9 +275,9 @@ pub fn proxies(protos: &TreePrototypes, textures: &TreeTextures) -> Vec<Proxy> {
             let tex = textures.species.get(usize::from(p.species));
             let (bark_albedo, _) = tex.and_then(|t| t.bark.first()).map_or(([0.3, 0.25, 0.2], 1.0), covered_colour);
             let (leaf_albedo, coverage) = tex.and_then(|t| t.leaf.first()).map_or(([0.1, 0.2, 0.05], 0.5), covered_colour);
-            let [_, lod1, lod2] = p.lods;
+            let lod2 = p.lods[2];
             let mut out = Proxy::default();
-            let bark = &p.bark_indices[..lod1.bark_index_count as usize];
+            let bark = &p.bark_indices[..lod2.bark_index_count as usize];
             out.positions.extend_from_slice(&p.positions);
             out.indices.extend_from_slice(bark);
             out.albedo.extend(std::iter::repeat_n(bark_albedo, bark.len() / 3));
