@@ -46,7 +46,14 @@ fn fibonacci(n: usize) -> Vec<[f32; 3]> {
 /// Mean and worst IoU, colour RMS and depth error over 64 directions at the switch distance.
 fn fidelity(mesh: &CaptureMesh, imp: &Impostor, ss: u32) -> String {
     let (mut worst, mut sum) = ([1.0f32, 0.0, 0.0], [0.0f32; 3]);
-    for dir in fibonacci(64) {
+    // IMPOSTOR_AT_FRAMES=1: the atlas's own frame directions instead, where one frame is drawn
+    // alone (what the capture can reach before any blending).
+    let dirs: Vec<[f32; 3]> = if std::env::var_os("IMPOSTOR_AT_FRAMES").is_some() {
+        (0..64).map(|k| kiln_bake::impostor::octahedral::frame_direction(imp.layout, imp.grid, (k * 5) % imp.grid, (k * 7 + 1) % imp.grid)).collect()
+    } else {
+        fibonacci(64)
+    };
+    for dir in dirs {
         let f = compare(&render_impostor(imp, 0, dir, imp.view_px), &render_mesh(mesh, dir, imp.view_px, ss).expect("trace"), imp.radius);
         worst = [worst[0].min(f.iou), worst[1].max(f.colour_rms), worst[2].max(f.depth_error)];
         sum = [sum[0] + f.iou, sum[1] + f.colour_rms, sum[2] + f.depth_error];
