@@ -1,10 +1,14 @@
-//! Impostor bake speed and size on the synthetic tree: ms per prototype, atlas bytes after zstd
-//! (level 3, as packs store them), and PNGs of level 0 (albedo, normal, depth) to look at.
+//! Impostor bake speed, size and fidelity: ms per prototype on the synthetic tree and on one grown
+//! tree of every shipped preset, atlas bytes after zstd (level 3, as packs store them), the
+//! fidelity figures from 64 directions (mesh ray traced vs impostor reconstructed on the CPU) and
+//! optionally PNGs of the first synthetic atlas's level 0 (albedo, normal, depth) to look at.
 //!
-//! `cargo run --release -p kiln-bake --example impostor_speed -- [prototypes] [out_dir]`
+//! `cargo run --release -p kiln-bake --example impostor_speed -- [prototypes] [--fidelity] [out_dir]`
 
+use kiln_bake::impostor::reconstruct::{compare, render_impostor, render_mesh};
 use kiln_bake::impostor::synthetic::SyntheticTree;
-use kiln_bake::impostor::{bake, ImpostorSettings};
+use kiln_bake::impostor::{bake, capture, CaptureMesh, Impostor, ImpostorSettings, Material};
+use kiln_bake::trees;
 use std::time::Instant;
 
 fn write_png(path: &std::path::Path, size: u32, color: png::ColorType, depth: png::BitDepth, data: &[u8]) {
@@ -15,61 +19,137 @@ fn write_png(path: &std::path::Path, size: u32, color: png::ColorType, depth: pn
     enc.write_header().and_then(|mut w| w.write_image_data(data)).expect("write png");
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let count: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20);
-    let out = args.get(2).map(std::path::PathBuf::from);
-    let trees: Vec<SyntheticTree> = (0..count).map(|k| SyntheticTree::new(2000, k as u64 + 1)).collect();
-    let settings = ImpostorSettings::default();
-    let start = Instant::now();
-    let mut stored = 0usize;
-    let mut raw = 0usize;
-    let mut first = None;
-    for tree in &trees {
-        let mats = tree.materials();
-        let imp = bake(&tree.mesh(&mats), &settings).expect("bake");
-        for l in &imp.levels {
+/// zstd-3 bytes of every level's maps.
+fn stored(imp: &Impostor) -> usize {
+    imp.levels
+        .iter()
+        .map(|l| {
             let mut bytes = l.albedo.clone();
             bytes.extend_from_slice(&l.normal);
             bytes.extend(l.depth.iter().flat_map(|d| d.to_le_bytes()));
-            raw += bytes.len();
-            stored += zstd::bulk::compress(&bytes, 3).expect("zstd").len();
-        }
-        first.get_or_insert(imp);
+            zstd::bulk::compress(&bytes, 3).expect("zstd").len()
+        })
+        .sum()
+}
+
+fn fibonacci(n: usize) -> Vec<[f32; 3]> {
+    (0..n)
+        .map(|k| {
+            let z = 1.0 - 2.0 * (k as f32 + 0.5) / n as f32;
+            let r = (1.0 - z * z).max(0.0).sqrt();
+            let a = k as f32 * 2.399_963;
+            [r * libm::cosf(a), r * libm::sinf(a), z]
+        })
+        .collect()
+}
+
+/// Mean and worst IoU, colour RMS and depth error over 64 directions at the switch distance.
+fn fidelity(mesh: &CaptureMesh, imp: &Impostor, ss: u32) -> String {
+    let (mut worst, mut sum) = ([1.0f32, 0.0, 0.0], [0.0f32; 3]);
+    // IMPOSTOR_AT_FRAMES=1: the atlas's own frame directions instead, where one frame is drawn
+    // alone (what the capture can reach before any blending).
+    let dirs: Vec<[f32; 3]> = if std::env::var_os("IMPOSTOR_AT_FRAMES").is_some() {
+        (0..64).map(|k| kiln_bake::impostor::octahedral::frame_direction(imp.layout, imp.grid, (k * 5) % imp.grid, (k * 7 + 1) % imp.grid)).collect()
+    } else {
+        fibonacci(64)
+    };
+    for dir in dirs {
+        let f = compare(&render_impostor(imp, 0, dir, imp.view_px), &render_mesh(mesh, dir, imp.view_px, ss).expect("trace"), imp.radius);
+        worst = [worst[0].min(f.iou), worst[1].max(f.colour_rms), worst[2].max(f.depth_error)];
+        sum = [sum[0] + f.iou, sum[1] + f.colour_rms, sum[2] + f.depth_error];
     }
+    format!(
+        "IoU {:.3} (worst {:.3}), colour RMS {:.4} ({:.4}), depth {:.2} % ({:.2} %)",
+        sum[0] / 64.0,
+        worst[0],
+        sum[1] / 64.0,
+        worst[1],
+        sum[2] / 64.0 * 100.0,
+        worst[2] * 100.0
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let check = args.iter().any(|a| a == "--fidelity");
+    let rest: Vec<&String> = args.iter().filter(|a| *a != "--fidelity").collect();
+    let count: usize = rest.first().and_then(|a| a.parse().ok()).unwrap_or(20);
+    let out = rest.get(1).map(std::path::PathBuf::from);
+    let settings = ImpostorSettings::default();
+
+    let trees_: Vec<SyntheticTree> = (0..count).map(|k| SyntheticTree::new(2000, k as u64 + 1)).collect();
+    let start = Instant::now();
+    let imps: Vec<Impostor> = trees_
+        .iter()
+        .map(|tree| {
+            let mats = tree.materials();
+            bake(&tree.mesh(&mats), &settings).expect("bake")
+        })
+        .collect();
     let secs = start.elapsed().as_secs_f64();
-    let imp = first.expect("at least one prototype");
+    let kib = imps.iter().map(stored).sum::<usize>() as f64 / 1024.0 / count as f64;
+    let imp = &imps[0];
     println!(
-        "{count} prototypes ({} triangles each), {} threads: {:.1} ms per prototype; grid {} view {} px, atlas {}², {} levels; {:.0} KiB raw, {:.0} KiB after zstd-3 per prototype",
-        trees[0].indices.len() / 3,
+        "synthetic: {count} prototypes ({} triangles each), {} threads: {:.1} ms per prototype; grid {} view {} px, atlas {}², {} levels; {kib:.0} KiB after zstd-3",
+        trees_[0].indices.len() / 3,
         rayon::current_num_threads(),
         secs * 1000.0 / count as f64,
         imp.grid,
         imp.view_px,
         imp.levels[0].size,
         imp.levels.len(),
-        raw as f64 / 1024.0 / count as f64,
-        stored as f64 / 1024.0 / count as f64
     );
+    if check {
+        let mats = trees_[0].materials();
+        println!("synthetic fidelity: {}", fidelity(&trees_[0].mesh(&mats), imp, settings.supersample));
+    }
+
+    for name in trees::PRESETS {
+        let params = trees::preset(name).expect("preset");
+        let tex = trees::textures(&params);
+        let proto = trees::grow(&params, 7, 12.0);
+        let m = &proto.mesh;
+        let materials: Vec<u8> =
+            std::iter::repeat_n(0u8, m.bark_indices.len() / 3).chain(std::iter::repeat_n(1u8, m.leaf_indices.len() / 3)).collect();
+        let indices = [m.bark_indices.as_slice(), m.leaf_indices.as_slice()].concat();
+        let looks = [
+            Material { texture: &tex.bark, alpha_test: None, two_sided: false },
+            Material { texture: &tex.leaf, alpha_test: Some(0.5), two_sided: true },
+        ];
+        let mesh = CaptureMesh {
+            positions: &m.positions,
+            normals: &m.normals,
+            uvs: &m.uvs,
+            ao: &m.ao,
+            indices: &indices,
+            materials: &materials,
+            textures: &looks,
+        };
+        // The pipeline's automatic texel: 32 texels across the diameter.
+        let texel = 2.0 * capture::bounding_sphere(&m.positions).1 / 32.0 * 1.001;
+        let s = ImpostorSettings { texel, ..settings };
+        let reps = 4;
+        let start = Instant::now();
+        let imp = (0..reps).map(|_| bake(&mesh, &s).expect("bake")).last().expect("one");
+        let ms = start.elapsed().as_secs_f64() * 1000.0 / reps as f64;
+        let mut line =
+            format!("{name:>9}: {} triangles, {ms:.1} ms, view {} px, {:.0} KiB", indices.len() / 3, imp.view_px, stored(&imp) as f64 / 1024.0);
+        if check {
+            line += &format!("; {}", fidelity(&mesh, &imp, s.supersample));
+        }
+        println!("{line}");
+    }
+
     if let Some(dir) = out {
         std::fs::create_dir_all(&dir).expect("out dir");
         let l = &imp.levels[0];
         write_png(&dir.join("albedo.png"), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &l.albedo);
         let opaque: Vec<u8> = l.albedo.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect();
         write_png(&dir.join("albedo_rgb.png"), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &opaque);
-        write_png(
-            &dir.join("normal.png"),
-            l.size,
-            png::ColorType::Rgba,
-            png::BitDepth::Eight,
-            &l.normal.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect::<Vec<u8>>(),
-        );
+        let normal: Vec<u8> = l.normal.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect();
+        write_png(&dir.join("normal.png"), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &normal);
         let depth: Vec<u8> = l.depth.iter().flat_map(|d| d.to_be_bytes()).collect();
         write_png(&dir.join("depth.png"), l.size, png::ColorType::Grayscale, png::BitDepth::Sixteen, &depth);
-        for (k, l) in imp.levels.iter().enumerate().skip(1) {
-            let rgb: Vec<u8> = l.albedo.chunks_exact(4).flat_map(|c| [c[0], c[1], c[2], 255]).collect();
-            write_png(&dir.join(format!("albedo_rgb_mip{k}.png")), l.size, png::ColorType::Rgba, png::BitDepth::Eight, &rgb);
-        }
         println!("wrote PNGs to {}", dir.display());
     }
 }

@@ -43,7 +43,8 @@ impl Image {
         }
         let (x0, y0) = (fx.floor(), fy.floor());
         let (tx, ty) = (fx - x0, fy - y0);
-        let wrap = |v: i64, n: i64| v.rem_euclid(n) as u32;
+        // Inside the image (the common case) no division is needed.
+        let wrap = |v: i64, n: i64| if v >= 0 && v < n { v as u32 } else { v.rem_euclid(n) as u32 };
         let (xa, xb) = (wrap(x0 as i64, w), wrap(x0 as i64 + 1, w));
         let (ya, yb) = (wrap(y0 as i64, h), wrap(y0 as i64 + 1, h));
         let (a, b, c, d) = (self.texel(xa, ya), self.texel(xb, ya), self.texel(xa, yb), self.texel(xb, yb));

@@ -6,7 +6,7 @@
 //! (k+1)-th alpha. Colour is averaged in linear light, weighted by coverage, so the colour under
 //! the visible texels is the leaves', not the dilated fill's.
 
-use super::capture::{linear_to_srgb, srgb_to_linear, unorm8, ViewMaps};
+use super::capture::{linear_to_srgb8, srgb_lut, unorm8, ViewMaps};
 use super::image::Image;
 use glam::Vec3A;
 
@@ -84,7 +84,7 @@ fn halve_colour(src: &[[u8; 4]], w: u32, h: u32, lut: &[f32; 256]) -> (Vec<[u8; 
             let wt = weights(a);
             rgb.push(std::array::from_fn(|c| {
                 let lin: f32 = (0..4).map(|k| wt[k] * lut[src[q[k]][c] as usize]).sum();
-                unorm8(linear_to_srgb(lin))
+                linear_to_srgb8(lin)
             }));
             alpha.push(a.iter().sum::<f32>() / 4.0);
         }
@@ -92,15 +92,11 @@ fn halve_colour(src: &[[u8; 4]], w: u32, h: u32, lut: &[f32; 256]) -> (Vec<[u8; 
     (rgb, alpha, w2, h2)
 }
 
-fn srgb_lut() -> [f32; 256] {
-    std::array::from_fn(|i| srgb_to_linear(i as f32 / 255.0))
-}
-
 /// A mip chain of `img` (level 0 = `img` itself, then halving down to 1×1) whose alpha-tested
 /// coverage at `alpha_ref` stays that of level 0: colour averaged in linear light weighted by
 /// alpha (RGB sRGB-encoded), alpha scaled per level (Castaño 2010).
 pub fn coverage_preserving_mips(img: &Image, alpha_ref: f32) -> Vec<Image> {
-    let lut = srgb_lut();
+    let lut = *srgb_lut();
     let mut levels = vec![img.clone()];
     if img.width == 0 || img.height == 0 {
         return levels;
@@ -156,7 +152,7 @@ pub(crate) fn halve_view(v: &ViewMaps, target: usize, lut: &[f32; 256]) -> ViewM
 /// A view's levels below level 0 down to `min_px` per side, each keeping level 0's coverage
 /// fraction under the 0.5 test.
 pub(crate) fn view_mips(level0: &ViewMaps, min_px: u32) -> Vec<ViewMaps> {
-    let lut = srgb_lut();
+    let lut = *srgb_lut();
     let px0 = level0.px as f64;
     let fraction0 = passing(level0.albedo.iter().map(|a| a[3]), 0.5) as f64 / (px0 * px0);
     let mut out: Vec<ViewMaps> = Vec::new();

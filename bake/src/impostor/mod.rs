@@ -12,6 +12,7 @@ pub mod dilate;
 pub mod image;
 pub mod mips;
 pub mod octahedral;
+mod raster;
 pub mod reconstruct;
 pub mod synthetic;
 #[cfg(test)]
@@ -169,6 +170,19 @@ pub enum ImpostorError {
     /// Settings out of range.
     #[error("settings: {0}")]
     Settings(&'static str),
+    /// An index names a vertex past the end of the positions.
+    #[error("index {index} names vertex {vertex} of {vertices}")]
+    Index {
+        /// Where in the index buffer.
+        index: usize,
+        /// The vertex it names.
+        vertex: u32,
+        /// How many vertices there are.
+        vertices: usize,
+    },
+    /// A vertex position is infinite or NaN.
+    #[error("position {0} is not finite")]
+    NotFinite(usize),
     /// The mesh has no triangles.
     #[error("the mesh has no triangles")]
     Empty,
@@ -180,6 +194,15 @@ fn check(mesh: &CaptureMesh, s: &ImpostorSettings) -> Result<(), ImpostorError> 
         if got != v {
             return Err(ImpostorError::Length { what, got, expected: v });
         }
+    }
+    if !mesh.indices.len().is_multiple_of(3) {
+        return Err(ImpostorError::Settings("the index count is not a multiple of 3"));
+    }
+    if let Some((index, &vertex)) = mesh.indices.iter().enumerate().find(|(_, &i)| i as usize >= v) {
+        return Err(ImpostorError::Index { index, vertex, vertices: v });
+    }
+    if let Some(i) = mesh.positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+        return Err(ImpostorError::NotFinite(i));
     }
     let tris = mesh.indices.len() / 3;
     if mesh.materials.len() != tris {
@@ -217,7 +240,7 @@ pub fn view_px(radius: f32, s: &ImpostorSettings) -> u32 {
 /// collected in grid order: the bytes do not depend on the thread count.
 pub fn bake(mesh: &CaptureMesh, settings: &ImpostorSettings) -> Result<Impostor, ImpostorError> {
     check(mesh, settings)?;
-    let scene = Scene::new(mesh)?;
+    let scene = Scene::new(mesh);
     let px = view_px(scene.radius, settings);
     let grid = settings.grid;
     let views: Vec<(ViewMaps, Vec<ViewMaps>)> = (0..grid * grid)
@@ -272,7 +295,7 @@ fn bake_cards(scene: &Scene, px: u32, ss: u32) -> Cards {
             return None;
         }
         let part = CaptureMesh { indices: &indices, materials: &materials, ..*mesh };
-        let sub = Scene::new(&part).ok()?;
+        let sub = Scene::new(&part);
         let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
         for &i in &indices {
             let p = mesh.positions[i as usize];

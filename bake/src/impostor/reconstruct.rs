@@ -106,12 +106,12 @@ pub fn render_impostor(imp: &Impostor, level: usize, dir: [f32; 3], px: u32) -> 
 /// The mesh ray traced from direction `dir` over its bounding sphere, `px` pixels across,
 /// `ss`×`ss` rays per pixel (alpha-tested materials cut out as in the capture).
 pub fn render_mesh(mesh: &CaptureMesh, dir: [f32; 3], px: u32, ss: u32) -> Result<Render, ImpostorError> {
-    let scene = Scene::new(mesh)?;
+    let scene = Scene::traced(mesh)?;
     Ok(render_scene(&scene, dir, px, ss))
 }
 
 pub(crate) fn render_scene(scene: &Scene, dir: [f32; 3], px: u32, ss: u32) -> Render {
-    let means = OrthoCamera::new(dir, px, ss).render(scene);
+    let means = OrthoCamera::new(dir, px, ss).trace(scene);
     Render {
         px,
         coverage: means.iter().map(|p| p.coverage).collect(),
