@@ -81,7 +81,7 @@ fn the_ground_under_one_tree_gets_the_sky_its_real_leaves_leave_open() {
     // Ground points on rings around the trunk: under the crown, at its rim, beyond it.
     let rim = tree.radius;
     for (ring, r) in [("under the crown", 0.5 * rim), ("at the rim", rim), ("beyond", 2.0 * rim)] {
-        let points: Vec<[f32; 3]> = (0..16).map(|k| (std::f32::consts::TAU * k as f32 / 16.0)).map(|a| [r * a.cos(), r * a.sin(), 0.0]).collect();
+        let points: Vec<[f32; 3]> = (0..16).map(|k| std::f32::consts::TAU * k as f32 / 16.0).map(|a| [r * a.cos(), r * a.sin(), 0.0]).collect();
         let got: f64 = baked.irradiance_at(&points, &vec![[0.0, 0.0, 1.0]; points.len()]).unwrap().iter().map(|e| e.ambient[1] as f64).sum::<f64>() / 16.0;
         let want = std::f64::consts::PI * points.iter().map(|&p| open_sky(&tree, &tex.leaf, p, 4000)).sum::<f64>() / 16.0;
         let hidden = (std::f64::consts::PI - want) / std::f64::consts::PI;

@@ -151,8 +151,8 @@ fn range(key: String, v: f64, lo: f64, hi: f64) -> Result<(), SpecIssue> {
 }
 
 fn interval(key: String, v: [f64; 2], lo: f64, hi: f64) -> Result<(), SpecIssue> {
-    range(format!("{key}"), v[0], lo, hi)?;
-    range(format!("{key}"), v[1], lo, hi)?;
+    range(key.clone(), v[0], lo, hi)?;
+    range(key.clone(), v[1], lo, hi)?;
     if v[0] > v[1] {
         return issue(key, format!("[{}, {}]: the minimum is above the maximum", v[0], v[1]));
     }
