@@ -121,7 +121,12 @@ fn every_tree_is_in_exactly_one_tile_of_each_level() {
     for (id, trees) in &by_tile {
         let span = tile_world * (1u32 << id.level) as f32;
         for t in trees {
-            assert_eq!(((t.position[0] / span).floor() as u32, (t.position[1] / span).floor() as u32), (id.x, id.y), "tree {:?} listed in {id}", t.position);
+            assert_eq!(
+                ((t.position[0] / span).floor() as u32, (t.position[1] / span).floor() as u32),
+                (id.x, id.y),
+                "tree {:?} listed in {id}",
+                t.position
+            );
         }
         per_level.entry(id.level).or_default().extend(trees.iter().map(key));
     }

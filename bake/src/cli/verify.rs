@@ -79,7 +79,8 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     let at = |m: String| format!("{}: {m}", file.display());
     let mut out: Vec<String> = pack.verify().into_iter().map(|e| at(e.to_string())).collect();
     let bytes = pack.bytes();
-    let mut facts = PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None, trees: None, prototypes: None };
+    let mut facts =
+        PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None, trees: None, prototypes: None };
     match pack.get::<PackInfo>() {
         Ok(None) => out.push(at("no PINF pack-info section".into())),
         Ok(Some(info)) => facts.info = Some(info),

@@ -58,9 +58,9 @@ mod transport;
 mod volume;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod occluder_tests;
+#[cfg(test)]
+mod tests;
 
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
@@ -256,8 +256,7 @@ pub(crate) fn bake_lighting_with(
         }
     };
 
-    let (bvh, surface) =
-        rayon::join(|| Bvh::build_clustered(&positions, &indices, &clusters), || Surface::new(mesh.positions, mesh.indices));
+    let (bvh, surface) = rayon::join(|| Bvh::build_clustered(&positions, &indices, &clusters), || Surface::new(mesh.positions, mesh.indices));
     let bvh = bvh?;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.

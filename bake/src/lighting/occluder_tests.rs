@@ -32,7 +32,11 @@ fn ground(n: usize, size: f32) -> (Vec<[f32; 3]>, Vec<u32>) {
         }
     }
     let w = n as u32 + 1;
-    let idx = (0..n as u32).flat_map(|j| (0..n as u32).flat_map(move |i| [j * w + i, j * w + i + 1, (j + 1) * w + i + 1, j * w + i, (j + 1) * w + i + 1, (j + 1) * w + i])).collect();
+    let idx = (0..n as u32)
+        .flat_map(|j| {
+            (0..n as u32).flat_map(move |i| [j * w + i, j * w + i + 1, (j + 1) * w + i + 1, j * w + i, (j + 1) * w + i + 1, (j + 1) * w + i])
+        })
+        .collect();
     (pos, idx)
 }
 
@@ -87,7 +91,8 @@ fn occluders_reflect_light_onto_the_ground_from_either_side() {
         spec.paths_per_area = 1500.0;
         let occluders = Occluders { positions: &dpos, indices: &didx, albedo: &albedo, clusters: &[] };
         let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: Some(occluders) };
-        let baked = bake_lighting(&mesh, ([0.0; 3], [size, size, 3.0]), &VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] }, &spec, 9).unwrap();
+        let baked =
+            bake_lighting(&mesh, ([0.0; 3], [size, size, 3.0]), &VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] }, &spec, 9).unwrap();
         baked.irradiance_at(&[[4.0, 4.0, 0.0]], &[[0.0, 0.0, 1.0]]).unwrap()[0].ambient[0]
     };
     // The ground lights the disc's underside, which sends some of it back down: a white disc

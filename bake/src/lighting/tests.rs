@@ -375,9 +375,14 @@ fn bad_inputs_are_errors_not_panics() {
     assert!(baked.irradiance_at(&pos, &[]).is_err());
     assert!(baked.irradiance_at(&[[f32::NAN; 3]], &[[0.0, 0.0, 1.0]]).is_err());
     // An empty mesh bakes to nothing but still answers queries (open sky, sun only).
-    let empty =
-        bake_lighting(&SceneMesh { positions: &[], indices: &[], materials: None, clusters: &[], occluders: None }, b, &no_volume(), &LightingSpec::default(), 0)
-            .unwrap();
+    let empty = bake_lighting(
+        &SceneMesh { positions: &[], indices: &[], materials: None, clusters: &[], occluders: None },
+        b,
+        &no_volume(),
+        &LightingSpec::default(),
+        0,
+    )
+    .unwrap();
     let e = empty.irradiance_at(&[[0.5; 3]], &[[0.0, 0.0, 1.0]]).unwrap()[0];
     assert!(e.sun_moon[0] > 0.0 && e.ambient == [0.0; 3]);
 }

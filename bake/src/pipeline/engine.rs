@@ -404,7 +404,8 @@ impl<'a> Engine<'a> {
             }
             self.resolve_world(i)?;
             let value = self.world_values[i].get().expect("resolved");
-            let bytes = p.shared_pack(value).ok_or_else(|| self.plan.internal(format_args!("{} said it writes a shared pack and gave none", p.name())))?;
+            let bytes =
+                p.shared_pack(value).ok_or_else(|| self.plan.internal(format_args!("{} said it writes a shared pack and gave none", p.name())))?;
             out.push((p.name(), bytes.to_vec()));
         }
         Ok(out)

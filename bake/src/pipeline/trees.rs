@@ -147,7 +147,8 @@ fn prototypes_value(pack: Vec<u8>, protos: &TreePrototypes, textures: &TreeTextu
 fn shared_pack(world_name: &str, inputs_hash: u64, sections: &[RawSection]) -> Result<Vec<u8>, TreesError> {
     let err = format_err("assembling the shared pack");
     let mut b = PackBuilder::new(writer_version());
-    b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash }).map_err(&err)?;
+    b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash })
+        .map_err(&err)?;
     for s in sections {
         b.add_raw(s.kind, s.required, s.bytes.clone()).map_err(&err)?;
     }
@@ -165,7 +166,9 @@ fn rule(world: &World, index: usize, s: &SpeciesSpec) -> ScatterRule {
             width: m.width,
             height: m.height,
             data: (0..m.height)
-                .flat_map(|y| (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8))
+                .flat_map(|y| {
+                    (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8)
+                })
                 .collect(),
         }
     });
@@ -190,7 +193,9 @@ impl WorldProduct for TreePlacementProduct {
     }
     fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let world = keys.plan().world;
-        let mut key = StageInputs::new("tree placement", TREES_VERSION).with("trees", settings_hash(&world.spec.trees)).with("seed", settings_hash(&world.spec.seed));
+        let mut key = StageInputs::new("tree placement", TREES_VERSION)
+            .with("trees", settings_hash(&world.spec.trees))
+            .with("seed", settings_hash(&world.spec.seed));
         if trees_spec(world).is_some() {
             key = key.with("density", keys.world_key("volume")?.key().0);
             let images: Vec<Option<u64>> = world.tree_density.iter().map(|i| i.as_ref().map(|i| xxhash_rust::xxh3::xxh3_64(&i.png))).collect();
@@ -208,7 +213,8 @@ impl WorldProduct for TreePlacementProduct {
         };
         let volume = ctx.world::<Volume>("volume")?;
         let rules: Vec<ScatterRule> = spec.species.iter().enumerate().map(|(i, s)| rule(world, i, s)).collect();
-        let placed = scatter::scatter(&volume.density, ctx.plan().tiling.voxel_size, &rules, world.spec.seed).map_err(|e| fail(ctx.plan(), self.name())(e.into()))?;
+        let placed = scatter::scatter(&volume.density, ctx.plan().tiling.voxel_size, &rules, world.spec.seed)
+            .map_err(|e| fail(ctx.plan(), self.name())(e.into()))?;
         let first: Vec<u32> = spec.species.iter().scan(0u32, |n, s| Some(std::mem::replace(n, *n + s.prototypes))).collect();
         let instances: Vec<TreeInstance> = placed
             .iter()
@@ -300,7 +306,9 @@ impl TileProduct for TreesProduct {
         }
         let all = ctx.world::<Vec<TreeInstance>>("tree-placement")?;
         let instances = tile_instances(ctx.plan(), all, tile);
-        let bytes = TreeInstances { prototypes_hash: protos.hash, instances }.encode().map_err(|e| fail(ctx.plan(), self.name())(format_err("encoding tree instances")(e)))?;
+        let bytes = TreeInstances { prototypes_hash: protos.hash, instances }
+            .encode()
+            .map_err(|e| fail(ctx.plan(), self.name())(format_err("encoding tree instances")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeInstances::KIND, required: TreeInstances::REQUIRED, bytes }], summary: None })
     }
     fn validate(&self, _tile: usize, output: &TileOutput, _keys: &KeyCtx) -> Result<(), String> {

@@ -3,8 +3,8 @@
 //! the per-instance lighting read from light transport.
 
 use kiln_formats::sections::{
-    AtlasLevel, ImpostorAtlas, ImpostorLayout, Rgba8Level, SpeciesTextures, TreeCard, TreeCards, TreeImpostors, TreeInstance, TreeLod,
-    TreePrototype, TreePrototypeCards, TreePrototypes, TreeTextures,
+    AtlasLevel, ImpostorAtlas, ImpostorLayout, Rgba8Level, SpeciesTextures, TreeCard, TreeCards, TreeImpostors, TreeInstance, TreeLod, TreePrototype,
+    TreePrototypeCards, TreePrototypes, TreeTextures,
 };
 use kiln_formats::Section;
 use rayon::prelude::*;
@@ -22,7 +22,6 @@ use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
 /// leaves `trees.impostor.texel` at 0: 32 texels across the bounding sphere, so views are 32 px
 /// whatever the tree's size (12×12 of them: a 384² atlas, about 0.5 MiB stored).
 const AUTO_TEXELS_PER_DIAMETER: f32 = 32.0;
-
 
 /// Everything the shared trees pack holds, decoded.
 pub struct Built {
@@ -127,15 +126,25 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
                 Material { texture: &textures[s].bark, alpha_test: None, two_sided: false },
                 Material { texture: &textures[s].leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
             ];
-            let capture =
-                CaptureMesh { positions: &m.positions, normals: &m.normals, uvs: &m.uvs, ao: &m.ao, indices: &indices, materials: &materials, textures: &looks };
+            let capture = CaptureMesh {
+                positions: &m.positions,
+                normals: &m.normals,
+                uvs: &m.uvs,
+                ao: &m.ao,
+                indices: &indices,
+                materials: &materials,
+                textures: &looks,
+            };
             let texel = match spec.impostor.texel {
                 t if t > 0.0 => t as f32,
                 // A hair over the exact size, so rounding never doubles the view to the next power of two.
                 _ => 2.0 * impostor::capture::bounding_sphere(&m.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001,
             };
-            let imp = impostor::bake(&capture, &settings(texel))
-                .map_err(|e| TreesError::Impostor { index, species: sp.preset.clone(), reason: e.to_string() })?;
+            let imp = impostor::bake(&capture, &settings(texel)).map_err(|e| TreesError::Impostor {
+                index,
+                species: sp.preset.clone(),
+                reason: e.to_string(),
+            })?;
             Ok((prototype_section(s, &proto), atlas_section(&imp), imp.cards.as_ref().map(cards_section)))
         })
         .collect::<Result<_, TreesError>>()?;

@@ -64,7 +64,11 @@ fn the_ground_under_one_tree_gets_the_sky_its_real_leaves_leave_open() {
         }
     }
     let w = n as u32 + 1;
-    let idx: Vec<u32> = (0..n as u32).flat_map(|j| (0..n as u32).flat_map(move |i| [j * w + i, j * w + i + 1, (j + 1) * w + i + 1, j * w + i, (j + 1) * w + i + 1, (j + 1) * w + i])).collect();
+    let idx: Vec<u32> = (0..n as u32)
+        .flat_map(|j| {
+            (0..n as u32).flat_map(move |i| [j * w + i, j * w + i + 1, (j + 1) * w + i + 1, j * w + i, (j + 1) * w + i + 1, (j + 1) * w + i])
+        })
+        .collect();
     let black = vec![[0.0f32; 3]; proxy.indices.len() / 3];
     let occluders = Occluders { positions: &proxy.positions, indices: &proxy.indices, albedo: &black, clusters: &[] };
     let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: Some(occluders) };
@@ -82,7 +86,8 @@ fn the_ground_under_one_tree_gets_the_sky_its_real_leaves_leave_open() {
     let rim = tree.radius;
     for (ring, r) in [("under the crown", 0.5 * rim), ("at the rim", rim), ("beyond", 2.0 * rim)] {
         let points: Vec<[f32; 3]> = (0..16).map(|k| std::f32::consts::TAU * k as f32 / 16.0).map(|a| [r * a.cos(), r * a.sin(), 0.0]).collect();
-        let got: f64 = baked.irradiance_at(&points, &vec![[0.0, 0.0, 1.0]; points.len()]).unwrap().iter().map(|e| e.ambient[1] as f64).sum::<f64>() / 16.0;
+        let got: f64 =
+            baked.irradiance_at(&points, &vec![[0.0, 0.0, 1.0]; points.len()]).unwrap().iter().map(|e| e.ambient[1] as f64).sum::<f64>() / 16.0;
         let want = std::f64::consts::PI * points.iter().map(|&p| open_sky(&tree, &tex.leaf, p, 4000)).sum::<f64>() / 16.0;
         let hidden = (std::f64::consts::PI - want) / std::f64::consts::PI;
         assert!(

@@ -22,8 +22,8 @@ pub use brush::{parse_brushes, strokes_to_toml, BrushShape, BrushStroke, Falloff
 pub use files::{MAX_BRUSH_FILE_BYTES, MAX_HEIGHTMAP_FILE_BYTES, MAX_WORLD_FILE_BYTES};
 pub use heightmap::{Heightmap, HeightmapError, MAX_HEIGHTMAP_SIDE};
 pub use name::{name_problem, MAX_NAME_LEN};
-pub use trees::{ImpostorLayoutSpec, ImpostorSpec, ShapeOverrides, SpeciesSpec, TreesSpec, MAX_PROTOTYPES, MAX_SPECIES};
 pub use spec::{BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, VolumeSpec, WorldSpec};
+pub use trees::{ImpostorLayoutSpec, ImpostorSpec, ShapeOverrides, SpeciesSpec, TreesSpec, MAX_PROTOTYPES, MAX_SPECIES};
 pub use validate::{
     heightmap_is_raw, SpecIssue, MAX_AXIS, MAX_LACUNARITY, MAX_NOISE_AMPLITUDE, MAX_NOISE_CYCLES, MAX_OCTAVES, MAX_TERMS, MAX_TILES_PER_AXIS,
     MAX_VOXELS, MAX_VOXEL_SIZE, MIN_VOXEL_SIZE,

@@ -18,8 +18,8 @@ pub use manifest::{Manifest, TileNode, MAX_TILES_PER_AXIS};
 pub use mesh::{Lattice, TerrainMesh};
 pub use shared::{SharedPack, SharedPacks};
 pub use trees::{
-    AtlasLevel, ImpostorAtlas, ImpostorLayout, Rgba8Level, SpeciesTextures, TreeCard, TreeCards, TreeImpostors, TreeInstance, TreeInstances, TreeLighting,
-    TreeLod, TreePrototype, TreePrototypeCards, TreePrototypes, TreeTextures,
+    AtlasLevel, ImpostorAtlas, ImpostorLayout, Rgba8Level, SpeciesTextures, TreeCard, TreeCards, TreeImpostors, TreeInstance, TreeInstances,
+    TreeLighting, TreeLod, TreePrototype, TreePrototypeCards, TreePrototypes, TreeTextures,
 };
 pub use vertex_attrs::{VertexAo, VertexIrradiance};
 pub use volume::{IrradianceGrid, MAX_VOLUME_CELLS};

@@ -7,8 +7,8 @@
 //! every kind here has a comparison.
 
 use super::{
-    EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances, TreeLighting, TreePrototypes,
-    TreeTextures, VertexAo, VertexIrradiance,
+    EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances, TreeLighting,
+    TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
 };
 use crate::container::SectionKind;
 use crate::error::FormatError;

@@ -352,7 +352,8 @@ impl Section for TreeTextures {
     fn decode(raw: &[u8]) -> Result<Self, FormatError> {
         let mut r = ByteReader::new(Self::KIND, raw);
         let n = r.count(8, "species")?;
-        let species = (0..n).map(|_| Ok(SpeciesTextures { bark: read_chain(&mut r)?, leaf: read_chain(&mut r)? })).collect::<Result<_, FormatError>>()?;
+        let species =
+            (0..n).map(|_| Ok(SpeciesTextures { bark: read_chain(&mut r)?, leaf: read_chain(&mut r)? })).collect::<Result<_, FormatError>>()?;
         r.finish()?;
         Ok(TreeTextures { species })
     }

@@ -41,7 +41,9 @@ fn impostors() -> TreeImpostors {
             AtlasLevel { size, albedo: vec![l as u8; 4 * t], normal: vec![9; 4 * t], depth: vec![300; t] }
         })
         .collect();
-    TreeImpostors { atlases: vec![ImpostorAtlas { layout: ImpostorLayout::HemiOctahedral, grid: 2, view_px: 4, center: [0.0, 0.0, 1.0], radius: 1.2, levels }] }
+    TreeImpostors {
+        atlases: vec![ImpostorAtlas { layout: ImpostorLayout::HemiOctahedral, grid: 2, view_px: 4, center: [0.0, 0.0, 1.0], radius: 1.2, levels }],
+    }
 }
 
 #[test]
@@ -53,7 +55,8 @@ fn every_tree_section_round_trips() {
     let i = impostors();
     assert_eq!(TreeImpostors::decode(&i.encode().unwrap()).unwrap(), i);
     let card = |s| TreeCard { color: chain(s).remove(0), normal: chain(s).remove(0) };
-    let c = TreeCards { cards: vec![TreePrototypeCards { leaf_extent: [-1.0, 0.0, 1.0, 2.0], leaf: card(4), branch_extent: [0.0; 4], branch: card(2) }] };
+    let c =
+        TreeCards { cards: vec![TreePrototypeCards { leaf_extent: [-1.0, 0.0, 1.0, 2.0], leaf: card(4), branch_extent: [0.0; 4], branch: card(2) }] };
     assert_eq!(TreeCards::decode(&c.encode().unwrap()).unwrap(), c);
     let inst = TreeInstances {
         prototypes_hash: 0xFEED,
