@@ -101,9 +101,18 @@ impl WorldProduct for TreePrototypesProduct {
         };
         let err = fail(ctx.plan(), self.name());
         let built = build::prototypes(spec, world.spec.seed).map_err(&err)?;
-        let detail = format!("{} prototypes of {} species, {} triangles", built.prototypes.prototypes.len(), spec.species.len(), built.triangles());
+        let clock = std::time::Instant::now();
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
         let pack = shared_pack(&world.spec.name, inputs_hash, &built.sections().map_err(&err)?).map_err(&err)?;
+        let detail = format!(
+            "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s, pack {:.2}s",
+            built.prototypes.prototypes.len(),
+            spec.species.len(),
+            built.triangles(),
+            built.cpu.0,
+            built.cpu.1,
+            clock.elapsed().as_secs_f64()
+        );
         Ok((Box::new(prototypes_value(pack, &built.prototypes, &built.textures)), detail))
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {

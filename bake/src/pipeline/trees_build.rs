@@ -29,6 +29,8 @@ pub struct Built {
     pub textures: TreeTextures,
     pub impostors: TreeImpostors,
     pub cards: Option<TreeCards>,
+    /// CPU seconds spent growing prototypes (with their self-AO) and capturing impostors, for the report.
+    pub cpu: (f64, f64),
 }
 
 impl Built {
@@ -110,7 +112,8 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
         cards: spec.impostor.cards,
         ..ImpostorSettings::default()
     };
-    let grown: Vec<(TreePrototype, ImpostorAtlas, Option<TreePrototypeCards>)> = jobs
+    type Grown = (TreePrototype, ImpostorAtlas, Option<TreePrototypeCards>, (f64, f64));
+    let grown: Vec<Grown> = jobs
         .par_iter()
         .enumerate()
         .map(|(index, &(s, k))| {
@@ -118,7 +121,9 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
             let n = sp.prototypes as f64;
             let height = (sp.height[0] + (sp.height[1] - sp.height[0]) * (k as f64 + 0.5) / n) as f32;
             let seed = mix64(world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
+            let clock = std::time::Instant::now();
             let proto = trees::grow(&params[s], seed, height);
+            let grow_seconds = clock.elapsed().as_secs_f64();
             let m = &proto.mesh;
             let (indices, materials) = m.capture_triangles(0);
             // Indexed by trees::BARK_MATERIAL and trees::LEAF_MATERIAL.
@@ -140,12 +145,14 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
                 // A hair over the exact size, so rounding never doubles the view to the next power of two.
                 _ => 2.0 * impostor::capture::bounding_sphere(&m.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001,
             };
+            let clock = std::time::Instant::now();
             let imp = impostor::bake(&capture, &settings(texel)).map_err(|e| TreesError::Impostor {
                 index,
                 species: sp.preset.clone(),
                 reason: e.to_string(),
             })?;
-            Ok((prototype_section(s, &proto), atlas_section(&imp), imp.cards.as_ref().map(cards_section)))
+            let capture_seconds = clock.elapsed().as_secs_f64();
+            Ok((prototype_section(s, &proto), atlas_section(&imp), imp.cards.as_ref().map(cards_section), (grow_seconds, capture_seconds)))
         })
         .collect::<Result<_, TreesError>>()?;
     let mut built = Built {
@@ -161,8 +168,11 @@ pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError
         },
         impostors: TreeImpostors { atlases: Vec::new() },
         cards: spec.impostor.cards.then(|| TreeCards { cards: Vec::new() }),
+        cpu: (0.0, 0.0),
     };
-    for (p, a, c) in grown {
+    for (p, a, c, (grow, capture)) in grown {
+        built.cpu.0 += grow;
+        built.cpu.1 += capture;
         built.prototypes.prototypes.push(p);
         built.impostors.atlases.push(a);
         if let (Some(cards), Some(c)) = (&mut built.cards, c) {
