@@ -24,3 +24,16 @@ shot ice_caves-ao ice_caves 16,-4,8,90,-25 ao
 shot ice_caves-indirect ice_caves 16,-4,8,90,-25 indirect --exposure -1.5
 shot ice_caves-lod ice_caves 16,-4,8,90,-25 lod
 shot tiny-overview tiny 8,-9,11,90,-38 lit
+shot forest-overview forest 8,-3,3.5,90,-25 lit
+shot forest-among-trees forest 6,5,1.4,30,-5 lit
+shot forest-representation forest 8,-3,3.5,90,-25 trees
+# A prototype's impostor atlas (level 0 albedo and normal), as `kiln export` writes it.
+kiln=$(dirname "$viewer")/kiln
+if [ -x "$kiln" ]; then
+    atlas=$(mktemp -d)
+    "$kiln" export "$out/forest" --impostor 20 --out "$atlas" >/dev/null
+    cp "$atlas/impostor-20-albedo.png" "$dir/forest-oak-impostor-albedo.png"
+    cp "$atlas/impostor-20-normal.png" "$dir/forest-oak-impostor-normal.png"
+    rm -rf "$atlas"
+    echo "pictures: $dir/forest-oak-impostor-{albedo,normal}.png"
+fi
