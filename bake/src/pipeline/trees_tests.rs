@@ -97,3 +97,11 @@ fn the_ground_under_one_tree_gets_the_sky_its_real_leaves_leave_open() {
         );
     }
 }
+
+#[test]
+fn trees_never_change_the_density_key() {
+    let text = |trees: &str| format!("name = 't'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n{trees}");
+    let load = |t: &str| crate::world::World::from_str(&text(t), std::path::Path::new("w.toml"), std::path::Path::new(".")).unwrap();
+    let (plain, trees) = (load(""), load("[[trees.species]]\npreset = 'pine'\n"));
+    assert_eq!(super::super::inputs::density_hash(&plain), super::super::inputs::density_hash(&trees));
+}

@@ -215,3 +215,5 @@ impl World {
 mod tests;
 #[cfg(test)]
 mod tests_hostile;
+#[cfg(test)]
+mod tests_trees;
