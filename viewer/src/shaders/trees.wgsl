@@ -444,7 +444,9 @@ fn frame_hit(cell: vec2<u32>, q: vec3<f32>, dir: vec3<f32>, lod: f32) -> Hit {
     let p0 = q - dir * (dot(q, dk) / denom);
     let uv0 = frame_uv(cell, b, p0, lod);
     let s0 = textureSampleLevel(tex_depth, clamp_sampler, uv0.xy, lod).r * 2.0 - 1.0;
-    let p1 = p0 + dir * (s0 / -denom);
+    // Depth is positive toward the viewer (along dk, as the bake stores it): the ray point with
+    // dot(p, dk) = s0 lies at p0 + dir·(s0 / denom), denom = dot(dir, dk) < 0.
+    let p1 = p0 + dir * (s0 / denom);
     let uv1 = frame_uv(cell, b, p1, lod);
     var h: Hit;
     h.albedo = textureSampleLevel(tex_a, clamp_sampler, uv1.xy, lod);
@@ -452,7 +454,7 @@ fn frame_hit(cell: vec2<u32>, q: vec3<f32>, dir: vec3<f32>, lod: f32) -> Hit {
     let nt = textureSampleLevel(tex_b, clamp_sampler, uv1.xy, lod);
     h.normal = vec4<f32>(nt.xyz * 2.0 - 1.0, nt.a);
     let s1 = textureSampleLevel(tex_depth, clamp_sampler, uv1.xy, lod).r * 2.0 - 1.0;
-    h.pos = p1 - dk * dot(p1, dk) - dk * s1;
+    h.pos = p1 - dk * dot(p1, dk) + dk * s1;
     return h;
 }
 
