@@ -120,37 +120,106 @@ pub(crate) fn render_scene(scene: &Scene, dir: [f32; 3], px: u32, ss: u32) -> Re
     }
 }
 
-/// How closely a render matches a reference.
+/// How closely a render matches a reference. Coverage is a fraction per pixel on both sides:
+/// the reference's is the share of its samples (≥ 4×4 per pixel for the fidelity bar) that meet
+/// a surface passing the alpha test, the impostor's is its blended atlas coverage.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fidelity {
-    /// Intersection over union of the pixels passing the 0.5 alpha test.
+    /// Coverage IoU: Σ min(a, b) / Σ max(a, b) over pixels of the two fractional coverages.
     pub iou: f32,
-    /// RMS of the sRGB colour difference over pixels covered in both, per channel.
+    /// For information: IoU of the pixels whose coverage passes 0.5 (what an alpha test shows).
+    pub binary_iou: f32,
+    /// RMS of the sRGB colour difference per channel over pixels covered in both, each pixel
+    /// weighted by min(a, b).
     pub colour_rms: f32,
-    /// Mean absolute depth difference over pixels covered in both, as a fraction of `radius`.
+    /// Mean |Δdepth| over pixels covered in both, weighted by min(a, b), as a fraction of `radius`.
     pub depth_error: f32,
 }
 
 /// Compares `got` with `reference` (same size).
 pub fn compare(got: &Render, reference: &Render, radius: f32) -> Fidelity {
-    let (mut inter, mut union, mut sq, mut dz) = (0usize, 0usize, 0.0f64, 0.0f64);
+    let (mut lo, mut hi, mut inter, mut union) = (0.0f64, 0.0f64, 0usize, 0usize);
+    let (mut sq, mut dz, mut wsum) = (0.0f64, 0.0f64, 0.0f64);
     for i in 0..got.coverage.len() {
-        let (a, b) = (got.coverage[i] >= 0.5, reference.coverage[i] >= 0.5);
-        union += (a || b) as usize;
-        if a && b {
-            inter += 1;
+        let (a, b) = (got.coverage[i].clamp(0.0, 1.0), reference.coverage[i].clamp(0.0, 1.0));
+        lo += a.min(b) as f64;
+        hi += a.max(b) as f64;
+        let (pa, pb) = (a >= 0.5, b >= 0.5);
+        union += (pa || pb) as usize;
+        inter += (pa && pb) as usize;
+        let w = a.min(b) as f64;
+        if w > 0.0 {
             for c in 0..3 {
-                sq += ((got.rgb[i][c] - reference.rgb[i][c]) as f64).powi(2);
+                sq += w * ((got.rgb[i][c] - reference.rgb[i][c]) as f64).powi(2);
             }
-            dz += (got.depth[i] - reference.depth[i]).abs() as f64;
+            dz += w * (got.depth[i] - reference.depth[i]).abs() as f64;
+            wsum += w;
         }
     }
-    let both = inter.max(1) as f64;
+    let both = wsum.max(1e-9);
     Fidelity {
-        iou: if union == 0 { 1.0 } else { inter as f32 / union as f32 },
+        iou: if hi == 0.0 { 1.0 } else { (lo / hi) as f32 },
+        binary_iou: if union == 0 { 1.0 } else { inter as f32 / union as f32 },
         colour_rms: (sq / (3.0 * both)).sqrt() as f32,
         depth_error: (dz / both / radius as f64) as f32,
     }
+}
+
+/// Samples per pixel side of the fidelity bar's mesh reference (4×4 per pixel).
+pub const REFERENCE_SS: u32 = 4;
+
+/// Mean and worst of [`Fidelity`] over a set of directions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sweep {
+    /// Means over the directions.
+    pub mean: Fidelity,
+    /// Worst per figure (lowest IoUs, highest errors), each over all directions.
+    pub worst: Fidelity,
+}
+
+impl std::fmt::Display for Sweep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, w) = (self.mean, self.worst);
+        write!(
+            f,
+            "coverage IoU {:.3} (worst {:.3}), binary IoU {:.3} ({:.3}), colour RMS {:.4} ({:.4}), depth {:.4} ({:.4}) of the radius",
+            m.iou, w.iou, m.binary_iou, w.binary_iou, m.colour_rms, w.colour_rms, m.depth_error, w.depth_error
+        )
+    }
+}
+
+/// The fidelity bar's measurement: mesh (ray traced, [`REFERENCE_SS`]² samples per pixel) and
+/// impostor (level 0) rendered from each of `dirs` at the switch distance, where an atlas texel
+/// is one screen pixel: `imp.view_px` pixels across the bounding sphere (the viewer switches to
+/// impostors at the same rule, `viewer/src/layers/trees/classify.rs`).
+pub fn sweep(mesh: &CaptureMesh, imp: &Impostor, dirs: &[[f32; 3]]) -> Result<Sweep, ImpostorError> {
+    let scene = Scene::traced(mesh)?;
+    let px = imp.view_px;
+    let all: Vec<Fidelity> = dirs.iter().map(|&d| compare(&render_impostor(imp, 0, d, px), &render_scene(&scene, d, px, REFERENCE_SS), imp.radius)).collect();
+    let n = all.len().max(1) as f32;
+    let fold = |f: fn(&Fidelity) -> f32, worst: fn(f32, f32) -> f32, init: f32| (all.iter().map(f).sum::<f32>() / n, all.iter().map(f).fold(init, worst));
+    let (iou, biou, rms, dz) = (
+        fold(|f| f.iou, f32::min, 1.0),
+        fold(|f| f.binary_iou, f32::min, 1.0),
+        fold(|f| f.colour_rms, f32::max, 0.0),
+        fold(|f| f.depth_error, f32::max, 0.0),
+    );
+    Ok(Sweep {
+        mean: Fidelity { iou: iou.0, binary_iou: biou.0, colour_rms: rms.0, depth_error: dz.0 },
+        worst: Fidelity { iou: iou.1, binary_iou: biou.1, colour_rms: rms.1, depth_error: dz.1 },
+    })
+}
+
+/// `n` directions spread evenly over the sphere (a Fibonacci lattice), `libm` trigonometry.
+pub fn fibonacci_directions(n: usize) -> Vec<[f32; 3]> {
+    (0..n)
+        .map(|k| {
+            let z = 1.0 - 2.0 * (k as f32 + 0.5) / n as f32;
+            let r = (1.0 - z * z).max(0.0).sqrt();
+            let a = k as f32 * 2.399_963;
+            [r * libm::cosf(a), r * libm::sinf(a), z]
+        })
+        .collect()
 }
 
 /// Mean absolute difference of premultiplied colour (coverage × sRGB colour, and coverage)
