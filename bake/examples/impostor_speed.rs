@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release -p kiln-bake --example impostor_speed -- [prototypes] [--fidelity] [out_dir]`
 
-use kiln_bake::impostor::reconstruct::{fibonacci_directions, sweep};
+use kiln_bake::impostor::march::March;
+use kiln_bake::impostor::reconstruct::{fibonacci_directions, sweep_with};
 use kiln_bake::impostor::synthetic::SyntheticTree;
 use kiln_bake::impostor::{bake, capture, CaptureMesh, Impostor, ImpostorSettings, Material};
 use kiln_bake::trees;
@@ -41,7 +42,15 @@ fn fidelity(mesh: &CaptureMesh, imp: &Impostor) -> String {
     } else {
         fibonacci_directions(64)
     };
-    sweep(mesh, imp, &dirs).expect("trace").to_string()
+    // IMPOSTOR_MARCH=steps,refine,min_coverage[,nearest]: other reconstruction constants.
+    let m = match std::env::var("IMPOSTOR_MARCH") {
+        Ok(v) => {
+            let f: Vec<f32> = v.split(',').map(|x| x.parse().expect("IMPOSTOR_MARCH number")).collect();
+            March { steps: f[0] as u32, refine: f[1] as u32, min_coverage: f[2], nearest: f.get(3).copied() }
+        }
+        Err(_) => March::VIEWER,
+    };
+    sweep_with(mesh, imp, &dirs, &m).expect("trace").to_string()
 }
 
 fn main() {
@@ -50,7 +59,10 @@ fn main() {
     let rest: Vec<&String> = args.iter().filter(|a| *a != "--fidelity").collect();
     let count: usize = rest.first().and_then(|a| a.parse().ok()).unwrap_or(20);
     let out = rest.get(1).map(std::path::PathBuf::from);
-    let settings = ImpostorSettings::default();
+    // IMPOSTOR_GRID=n: another grid than the default's.
+    let grid = std::env::var("IMPOSTOR_GRID").ok().and_then(|g| g.parse().ok()).unwrap_or(ImpostorSettings::default().grid);
+    let ss = std::env::var("IMPOSTOR_SS").ok().and_then(|g| g.parse().ok()).unwrap_or(ImpostorSettings::default().supersample);
+    let settings = ImpostorSettings { grid, supersample: ss, ..ImpostorSettings::default() };
 
     let trees_: Vec<SyntheticTree> = (0..count).map(|k| SyntheticTree::new(2000, k as u64 + 1)).collect();
     let start = Instant::now();

@@ -3,7 +3,7 @@
 
 use super::mips::passing;
 use super::octahedral::{decode, frame_basis};
-use super::reconstruct::{compare, fibonacci_directions, image_change, render_impostor, render_mesh, sweep};
+use super::reconstruct::{fibonacci_directions, image_change, render_impostor, render_mesh, sweep};
 use super::synthetic::SyntheticTree;
 use super::*;
 
@@ -17,7 +17,7 @@ fn baked(tree: &SyntheticTree, settings: &ImpostorSettings) -> Impostor {
 /// Σ min / Σ max) ≥ 0.95, colour RMS ≤ 0.03 and depth error ≤ 2 % of the radius over pixels
 /// covered in both, each the worst over the directions.
 #[test]
-#[ignore = "the issue's bar is not met yet: run with --ignored"]
+#[ignore = "bar not met: worst coverage IoU 0.871, depth 8.4 % of the radius (12×12, 32 px views); run with --ignored"]
 fn impostor_matches_the_mesh_from_64_directions() {
     let tree = SyntheticTree::new(1200, 7);
     let settings = ImpostorSettings::default();
@@ -85,22 +85,18 @@ fn every_level_keeps_coverage_and_shows_no_background() {
 }
 
 #[test]
-fn hemi_layout_matches_from_above() {
+fn hemi_layout_matches_from_above_at_least_as_well_as_the_full_one() {
     let tree = SyntheticTree::new(800, 9);
-    let settings = ImpostorSettings { layout: Layout::HemiOctahedral, ..ImpostorSettings::default() };
-    let imp = baked(&tree, &settings);
     let mats = tree.materials();
     let mesh = tree.mesh(&mats);
-    // Views from above only (the layout has no others): as close as the full layout's (the
-    // fidelity bar itself is the test above).
-    let (mut iou, mut rms, mut n) = (0.0, 0.0f32, 0);
-    for dir in fibonacci_directions(64).into_iter().filter(|d| d[2] > 0.05) {
-        let f = compare(&render_impostor(&imp, 0, dir, imp.view_px), &render_mesh(&mesh, dir, imp.view_px, 2).unwrap(), imp.radius);
-        iou += f.iou;
-        rms = rms.max(f.colour_rms);
-        n += 1;
-    }
-    assert!(iou / n as f32 >= 0.9 && rms <= 0.045, "mean IoU {}, worst colour RMS {rms}", iou / n as f32);
+    // Views from above only (the hemi layout has no others), where it has twice the views' density.
+    let up: Vec<[f32; 3]> = fibonacci_directions(64).into_iter().filter(|d| d[2] > 0.05).collect();
+    let measure = |layout| sweep(&mesh, &baked(&tree, &ImpostorSettings { layout, ..ImpostorSettings::default() }), &up).unwrap();
+    let (hemi, full) = (measure(Layout::HemiOctahedral), measure(Layout::Octahedral));
+    println!("from above: hemi {hemi}\n            full {full}");
+    assert!(hemi.mean.iou >= full.mean.iou - 0.005, "coverage IoU {} vs {}", hemi.mean.iou, full.mean.iou);
+    assert!(hemi.mean.depth_error <= full.mean.depth_error + 0.002, "depth {} vs {}", hemi.mean.depth_error, full.mean.depth_error);
+    assert!(hemi.worst.colour_rms <= full.worst.colour_rms + 0.005, "colour {} vs {}", hemi.worst.colour_rms, full.worst.colour_rms);
 }
 
 #[test]
