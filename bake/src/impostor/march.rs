@@ -69,15 +69,13 @@ pub fn sphere_span(o: [f32; 3], d: [f32; 3]) -> Option<[f32; 2]> {
     Some([(-b - root).max(0.0), s1])
 }
 
-/// The first surface of frame `dk` (unit, toward its viewer; image axes `right`, `up`) along the
+/// The first surface of frame `(dk, right, up)` (direction toward its viewer, image axes) along the
 /// ray `o + s·d` for `s` in `span`. `sample(uv)` reads the frame's view at view-local uv:
 /// colour + coverage, and depth in atlas units. A point is behind the surface where its height
 /// `dot(p, dk)` is at most the depth there and the coverage there is at least `m.min_coverage`.
 pub fn frame_hit(
     m: &March,
-    dk: [f32; 3],
-    right: [f32; 3],
-    up: [f32; 3],
+    (dk, right, up): ([f32; 3], [f32; 3], [f32; 3]),
     o: [f32; 3],
     d: [f32; 3],
     span: [f32; 2],
@@ -144,4 +142,62 @@ pub fn combine(m: &March, hits: [FrameHit; 3], w: [f32; 3], d: [f32; 3]) -> ([f3
     }
     out[3] = wa[0] + wa[1] + wa[2];
     (out, pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impostor::octahedral::{frame_basis, oct_decode};
+
+    /// A frame's field for the pinned cases: a bump of depth `0.5 − |uv − c|²·2` over a disc of
+    /// radius 0.3 around `c` (coverage 1 inside, 0 outside); colour = the uv it was read at.
+    fn bump(c: [f32; 2]) -> impl Fn([f32; 2]) -> ([f32; 4], f32) {
+        move |uv: [f32; 2]| {
+            let r2 = (uv[0] - c[0]).powi(2) + (uv[1] - c[1]).powi(2);
+            let a = if r2 <= 0.09 { 1.0 } else { 0.0 };
+            ([uv[0], uv[1], 0.0, a], 0.5 - 2.0 * r2)
+        }
+    }
+
+    /// The pinned case (the viewer's `octahedral.rs` tests carry the same numbers): three frames
+    /// around a view, each with its bump, one ray.
+    fn pinned() -> ([f32; 4], [f32; 3]) {
+        let m = March::VIEWER;
+        let view = oct_decode([5.75 / 11.0, 5.25 / 11.0]);
+        let d = [-view[0], -view[1], -view[2]];
+        let o = [view[0] * 2.0 + 0.1, view[1] * 2.0 - 0.05, view[2] * 2.0 + 0.02];
+        let span = sphere_span(o, d).expect("the ray meets the sphere");
+        let dirs = [[5.0, 5.0], [6.0, 5.0], [6.0, 6.0]].map(|f: [f32; 2]| oct_decode([f[0] / 11.0, f[1] / 11.0]));
+        let centres = [[0.5, 0.5], [0.47, 0.52], [0.55, 0.5]];
+        let hits = [0, 1, 2].map(|k| {
+            let (right, up) = frame_basis(dirs[k]);
+            frame_hit(&m, (dirs[k], right, up), o, d, span, bump(centres[k]))
+        });
+        combine(&m, hits, [0.25, 0.5, 0.25], d)
+    }
+
+    #[test]
+    fn marches_onto_the_surface_and_pins_the_viewers_mirror() {
+        let m = March::VIEWER;
+        // Straight down a frame's own direction the hit is the bump's top at the ray's uv.
+        let dk = [0.0, 0.0, 1.0];
+        let (right, up) = frame_basis(dk);
+        let o = [0.1, 0.0, 2.0];
+        let d = [0.0, 0.0, -1.0];
+        let h = frame_hit(&m, (dk, right, up), o, d, sphere_span(o, d).unwrap(), bump([0.5, 0.5]));
+        let want = 0.5 - 2.0 * 0.05f32.powi(2);
+        let step = 2.0 * (1.0f32 - 0.01).sqrt() / m.steps as f32;
+        assert!((h.pos[2] - want).abs() <= step / (1 << m.refine) as f32 + 1e-6, "{h:?}");
+        assert_eq!(h.albedo[3], 1.0);
+        // Outside the disc: no surface.
+        let o = [0.0, 0.8, 2.0];
+        assert_eq!(frame_hit(&m, (dk, right, up), o, d, sphere_span(o, d).unwrap(), bump([0.5, 0.5])).albedo[3], 0.0);
+        assert!(sphere_span([2.0, 0.0, 2.0], d).is_none());
+        let (albedo, pos) = pinned();
+        let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5);
+        assert!(close(&albedo, &PINNED_ALBEDO) && close(&pos, &PINNED_POS), "{albedo:?} {pos:?}");
+    }
+
+    const PINNED_ALBEDO: [f32; 4] = [0.509_021_4, 0.497_091_77, 0.0, 1.0];
+    const PINNED_POS: [f32; 3] = [0.122_901_25, -0.072_901_27, 0.478_025_47];
 }

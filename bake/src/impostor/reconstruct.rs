@@ -83,7 +83,7 @@ pub fn render_impostor_with(imp: &Impostor, level: usize, dir: [f32; 3], px: u32
                     let (a, z) = sample_view(imp, level, blend.frames[k], uv, lut);
                     (a, z / r)
                 };
-                frame_hit(m, dk, right, up, o, ray, span, sample)
+                frame_hit(m, (dk, right, up), o, ray, span, sample)
             });
             let (albedo, pos) = combine(m, hits, blend.weights, ray);
             let i = (y * px + x) as usize;
