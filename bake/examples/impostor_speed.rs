@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release -p kiln-bake --example impostor_speed -- [prototypes] [--fidelity] [out_dir]`
 
-use kiln_bake::impostor::reconstruct::{compare, render_impostor, render_mesh};
+use kiln_bake::impostor::march::March;
+use kiln_bake::impostor::reconstruct::{fibonacci_directions, sweep_with};
 use kiln_bake::impostor::synthetic::SyntheticTree;
 use kiln_bake::impostor::{bake, capture, CaptureMesh, Impostor, ImpostorSettings, Material};
 use kiln_bake::trees;
@@ -32,41 +33,24 @@ fn stored(imp: &Impostor) -> usize {
         .sum()
 }
 
-fn fibonacci(n: usize) -> Vec<[f32; 3]> {
-    (0..n)
-        .map(|k| {
-            let z = 1.0 - 2.0 * (k as f32 + 0.5) / n as f32;
-            let r = (1.0 - z * z).max(0.0).sqrt();
-            let a = k as f32 * 2.399_963;
-            [r * libm::cosf(a), r * libm::sinf(a), z]
-        })
-        .collect()
-}
-
-/// Mean and worst IoU, colour RMS and depth error over 64 directions at the switch distance.
-fn fidelity(mesh: &CaptureMesh, imp: &Impostor, ss: u32) -> String {
-    let (mut worst, mut sum) = ([1.0f32, 0.0, 0.0], [0.0f32; 3]);
-    // IMPOSTOR_AT_FRAMES=1: the atlas's own frame directions instead, where one frame is drawn
-    // alone (what the capture can reach before any blending).
+/// The 64-direction figures at the switch distance (`reconstruct::sweep`). IMPOSTOR_AT_FRAMES=1:
+/// the atlas's own frame directions instead, where one frame is drawn alone (what the capture
+/// can reach before any blending).
+fn fidelity(mesh: &CaptureMesh, imp: &Impostor) -> String {
     let dirs: Vec<[f32; 3]> = if std::env::var_os("IMPOSTOR_AT_FRAMES").is_some() {
         (0..64).map(|k| kiln_bake::impostor::octahedral::frame_direction(imp.layout, imp.grid, (k * 5) % imp.grid, (k * 7 + 1) % imp.grid)).collect()
     } else {
-        fibonacci(64)
+        fibonacci_directions(64)
     };
-    for dir in dirs {
-        let f = compare(&render_impostor(imp, 0, dir, imp.view_px), &render_mesh(mesh, dir, imp.view_px, ss).expect("trace"), imp.radius);
-        worst = [worst[0].min(f.iou), worst[1].max(f.colour_rms), worst[2].max(f.depth_error)];
-        sum = [sum[0] + f.iou, sum[1] + f.colour_rms, sum[2] + f.depth_error];
-    }
-    format!(
-        "IoU {:.3} (worst {:.3}), colour RMS {:.4} ({:.4}), depth {:.2} % ({:.2} %)",
-        sum[0] / 64.0,
-        worst[0],
-        sum[1] / 64.0,
-        worst[1],
-        sum[2] / 64.0 * 100.0,
-        worst[2] * 100.0
-    )
+    // IMPOSTOR_MARCH=steps,refine,min_coverage[,nearest]: other reconstruction constants.
+    let m = match std::env::var("IMPOSTOR_MARCH") {
+        Ok(v) => {
+            let f: Vec<f32> = v.split(',').map(|x| x.parse().expect("IMPOSTOR_MARCH number")).collect();
+            March { steps: f[0] as u32, refine: f[1] as u32, min_coverage: f[2], nearest: f.get(3).copied() }
+        }
+        Err(_) => March::VIEWER,
+    };
+    sweep_with(mesh, imp, &dirs, &m).expect("trace").to_string()
 }
 
 fn main() {
@@ -75,7 +59,10 @@ fn main() {
     let rest: Vec<&String> = args.iter().filter(|a| *a != "--fidelity").collect();
     let count: usize = rest.first().and_then(|a| a.parse().ok()).unwrap_or(20);
     let out = rest.get(1).map(std::path::PathBuf::from);
-    let settings = ImpostorSettings::default();
+    // IMPOSTOR_GRID=n: another grid than the default's.
+    let grid = std::env::var("IMPOSTOR_GRID").ok().and_then(|g| g.parse().ok()).unwrap_or(ImpostorSettings::default().grid);
+    let ss = std::env::var("IMPOSTOR_SS").ok().and_then(|g| g.parse().ok()).unwrap_or(ImpostorSettings::default().supersample);
+    let settings = ImpostorSettings { grid, supersample: ss, ..ImpostorSettings::default() };
 
     let trees_: Vec<SyntheticTree> = (0..count).map(|k| SyntheticTree::new(2000, k as u64 + 1)).collect();
     let start = Instant::now();
@@ -101,7 +88,7 @@ fn main() {
     );
     if check {
         let mats = trees_[0].materials();
-        println!("synthetic fidelity: {}", fidelity(&trees_[0].mesh(&mats), imp, settings.supersample));
+        println!("synthetic fidelity: {}", fidelity(&trees_[0].mesh(&mats), imp));
     }
 
     for name in trees::PRESETS {
@@ -138,7 +125,7 @@ fn main() {
         let mut line =
             format!("{name:>9}: {} triangles, {ms:.1} ms, view {} px, {:.0} KiB", indices.len() / 3, imp.view_px, stored(&imp) as f64 / 1024.0);
         if check {
-            line += &format!("; {}", fidelity(&mesh, &imp, s.supersample));
+            line += &format!("; {}", fidelity(&mesh, &imp));
         }
         println!("{line}");
     }

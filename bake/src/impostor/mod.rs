@@ -10,6 +10,7 @@
 pub mod capture;
 pub mod dilate;
 pub mod image;
+pub mod march;
 pub mod mips;
 pub mod octahedral;
 mod raster;

@@ -1,15 +1,13 @@
 //! The impostor drawn on the CPU the way the viewer draws it, and the mesh ray traced from the
 //! same orthographic camera, for the fidelity tests. Per pixel of a camera-facing quad over the
-//! bounding sphere: the three frames around the camera direction (`octahedral::select_frames`);
-//! in each, the pixel's ray meets the frame's plane through the centre, the depth read there
-//! moves the point along the ray to the surface it stands for (one parallax step), and colour,
-//! coverage and depth are read at that point; the frames are blended by their weights, colour
-//! and depth weighted by coverage too.
+//! bounding sphere: the three frames around the camera direction (`octahedral::select_frames`),
+//! each intersected with the pixel's ray by a march over its depth field ([`super::march`]), the
+//! three surface points, colours and coverages blended by the frames' weights.
 
-use super::capture::{decode_depth, linear_to_srgb, srgb_to_linear, OrthoCamera, Scene};
+use super::capture::{decode_depth, linear_to_srgb, srgb_lut, OrthoCamera, Scene};
+use super::march::{combine, frame_hit, sphere_span, March};
 use super::octahedral::{frame_basis, frame_direction, select_frames};
 use super::{CaptureMesh, Impostor, ImpostorError};
-use glam::Vec3A;
 
 /// An orthographic render over the bounding sphere, `px`×`px`, row 0 at the top.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,54 +47,50 @@ fn sample_view(imp: &Impostor, level: usize, frame: [u32; 2], uv: [f32; 2], lut:
 }
 
 /// The impostor seen from direction `dir` (unit, object toward camera) at atlas level `level`,
-/// `px` pixels across the bounding sphere.
+/// `px` pixels across the bounding sphere, reconstructed as the viewer does ([`March::VIEWER`]).
 pub fn render_impostor(imp: &Impostor, level: usize, dir: [f32; 3], px: u32) -> Render {
-    let lut: [f32; 256] = std::array::from_fn(|i| srgb_to_linear(i as f32 / 255.0));
+    render_impostor_with(imp, level, dir, px, &March::VIEWER)
+}
+
+/// [`render_impostor`] with other reconstruction constants (to measure them).
+pub fn render_impostor_with(imp: &Impostor, level: usize, dir: [f32; 3], px: u32, m: &March) -> Render {
+    let lut = srgb_lut();
     let cam = OrthoCamera::new(dir, px, 1);
-    let (c, r) = (Vec3A::from(imp.center), imp.radius);
+    let r = imp.radius;
     let blend = select_frames(imp.layout, imp.grid, dir);
-    let frames: Vec<(Vec3A, Vec3A, Vec3A)> = blend
+    let frames: Vec<([f32; 3], [f32; 3], [f32; 3])> = blend
         .frames
         .iter()
         .map(|f| {
             let d = frame_direction(imp.layout, imp.grid, f[0], f[1]);
             let (right, up) = frame_basis(d);
-            (Vec3A::from(d), Vec3A::from(right), Vec3A::from(up))
+            (d, right, up)
         })
         .collect();
-    let project = |p: Vec3A, (_, right, up): (Vec3A, Vec3A, Vec3A)| [(p - c).dot(right) / r * 0.5 + 0.5, 0.5 - (p - c).dot(up) / r * 0.5];
     let n = (px * px) as usize;
     let mut out = Render { px, coverage: vec![0.0; n], rgb: vec![[0.0; 3]; n], depth: vec![0.0; n] };
-    let step = 2.0 * r / px as f32;
+    let step = 2.0 / px as f32;
+    let ray: [f32; 3] = (-cam.dir).into();
     for y in 0..px {
         for x in 0..px {
-            let q = c + cam.right * ((x as f32 + 0.5) * step - r) + cam.up * (r - (y as f32 + 0.5) * step);
-            let (mut cov, mut rgb, mut depth, mut wsum) = (0.0, [0.0f32; 3], 0.0, 0.0);
-            for (k, &frame) in frames.iter().enumerate() {
-                let w = blend.weights[k];
-                let vd = cam.dir.dot(frame.0);
-                if w <= 0.0 || vd <= 1e-3 {
-                    continue;
-                }
-                // Ray q − t·v meets depth D (along the frame's direction) at t = (a − D) / vd.
-                let a = (q - c).dot(frame.0);
-                let (_, d0) = sample_view(imp, level, blend.frames[k], project(q - cam.dir * (a / vd), frame), &lut);
-                let t1 = (a - d0) / vd;
-                let (albedo, d1) = sample_view(imp, level, blend.frames[k], project(q - cam.dir * t1, frame), &lut);
-                let t2 = (a - d1) / vd;
-                let wa = w * albedo[3];
-                cov += wa;
-                for ch in 0..3 {
-                    rgb[ch] += wa * albedo[ch];
-                }
-                depth += wa * -t2;
-                wsum += wa;
-            }
+            // The pixel's ray in atlas units, from outside the sphere toward the object.
+            let o = cam.right * ((x as f32 + 0.5) * step - 1.0) + cam.up * (1.0 - (y as f32 + 0.5) * step) + cam.dir * 2.0;
+            let o: [f32; 3] = o.into();
+            let Some(span) = sphere_span(o, ray) else { continue };
+            let hits = [0, 1, 2].map(|k| {
+                let (dk, right, up) = frames[k];
+                let sample = |uv: [f32; 2]| {
+                    let (a, z) = sample_view(imp, level, blend.frames[k], uv, lut);
+                    (a, z / r)
+                };
+                frame_hit(m, (dk, right, up), o, ray, span, sample)
+            });
+            let (albedo, pos) = combine(m, hits, blend.weights, ray);
             let i = (y * px + x) as usize;
-            out.coverage[i] = cov.min(1.0);
-            if wsum > 0.0 {
-                out.rgb[i] = rgb.map(|v| linear_to_srgb(v / wsum));
-                out.depth[i] = depth / wsum;
+            out.coverage[i] = albedo[3].min(1.0);
+            if albedo[3] > 0.0 {
+                out.rgb[i] = [albedo[0], albedo[1], albedo[2]].map(linear_to_srgb);
+                out.depth[i] = -(pos[0] * ray[0] + pos[1] * ray[1] + pos[2] * ray[2]) * r;
             }
         }
     }
@@ -120,37 +114,113 @@ pub(crate) fn render_scene(scene: &Scene, dir: [f32; 3], px: u32, ss: u32) -> Re
     }
 }
 
-/// How closely a render matches a reference.
+/// How closely a render matches a reference. Coverage is a fraction per pixel on both sides:
+/// the reference's is the share of its samples (≥ 4×4 per pixel for the fidelity bar) that meet
+/// a surface passing the alpha test, the impostor's is its blended atlas coverage.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fidelity {
-    /// Intersection over union of the pixels passing the 0.5 alpha test.
+    /// Coverage IoU: Σ min(a, b) / Σ max(a, b) over pixels of the two fractional coverages.
     pub iou: f32,
-    /// RMS of the sRGB colour difference over pixels covered in both, per channel.
+    /// For information: IoU of the pixels whose coverage passes 0.5 (what an alpha test shows).
+    pub binary_iou: f32,
+    /// RMS of the sRGB colour difference per channel over pixels covered in both, each pixel
+    /// weighted by min(a, b).
     pub colour_rms: f32,
-    /// Mean absolute depth difference over pixels covered in both, as a fraction of `radius`.
+    /// Mean |Δdepth| over pixels covered in both, weighted by min(a, b), as a fraction of `radius`.
     pub depth_error: f32,
 }
 
 /// Compares `got` with `reference` (same size).
 pub fn compare(got: &Render, reference: &Render, radius: f32) -> Fidelity {
-    let (mut inter, mut union, mut sq, mut dz) = (0usize, 0usize, 0.0f64, 0.0f64);
+    let (mut lo, mut hi, mut inter, mut union) = (0.0f64, 0.0f64, 0usize, 0usize);
+    let (mut sq, mut dz, mut wsum) = (0.0f64, 0.0f64, 0.0f64);
     for i in 0..got.coverage.len() {
-        let (a, b) = (got.coverage[i] >= 0.5, reference.coverage[i] >= 0.5);
-        union += (a || b) as usize;
-        if a && b {
-            inter += 1;
+        let (a, b) = (got.coverage[i].clamp(0.0, 1.0), reference.coverage[i].clamp(0.0, 1.0));
+        lo += a.min(b) as f64;
+        hi += a.max(b) as f64;
+        let (pa, pb) = (a >= 0.5, b >= 0.5);
+        union += (pa || pb) as usize;
+        inter += (pa && pb) as usize;
+        let w = a.min(b) as f64;
+        if w > 0.0 {
             for c in 0..3 {
-                sq += ((got.rgb[i][c] - reference.rgb[i][c]) as f64).powi(2);
+                sq += w * ((got.rgb[i][c] - reference.rgb[i][c]) as f64).powi(2);
             }
-            dz += (got.depth[i] - reference.depth[i]).abs() as f64;
+            dz += w * (got.depth[i] - reference.depth[i]).abs() as f64;
+            wsum += w;
         }
     }
-    let both = inter.max(1) as f64;
+    let both = wsum.max(1e-9);
     Fidelity {
-        iou: if union == 0 { 1.0 } else { inter as f32 / union as f32 },
+        iou: if hi == 0.0 { 1.0 } else { (lo / hi) as f32 },
+        binary_iou: if union == 0 { 1.0 } else { inter as f32 / union as f32 },
         colour_rms: (sq / (3.0 * both)).sqrt() as f32,
         depth_error: (dz / both / radius as f64) as f32,
     }
+}
+
+/// Samples per pixel side of the fidelity bar's mesh reference (4×4 per pixel).
+pub const REFERENCE_SS: u32 = 4;
+
+/// Mean and worst of [`Fidelity`] over a set of directions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sweep {
+    /// Means over the directions.
+    pub mean: Fidelity,
+    /// Worst per figure (lowest IoUs, highest errors), each over all directions.
+    pub worst: Fidelity,
+}
+
+impl std::fmt::Display for Sweep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, w) = (self.mean, self.worst);
+        write!(
+            f,
+            "coverage IoU {:.3} (worst {:.3}), binary IoU {:.3} ({:.3}), colour RMS {:.4} ({:.4}), depth {:.4} ({:.4}) of the radius",
+            m.iou, w.iou, m.binary_iou, w.binary_iou, m.colour_rms, w.colour_rms, m.depth_error, w.depth_error
+        )
+    }
+}
+
+/// The fidelity bar's measurement: mesh (ray traced, [`REFERENCE_SS`]² samples per pixel) and
+/// impostor (level 0) rendered from each of `dirs` at the switch distance, where an atlas texel
+/// is one screen pixel: `imp.view_px` pixels across the bounding sphere (the viewer switches to
+/// impostors at the same rule, `viewer/src/layers/trees/classify.rs`).
+pub fn sweep(mesh: &CaptureMesh, imp: &Impostor, dirs: &[[f32; 3]]) -> Result<Sweep, ImpostorError> {
+    sweep_with(mesh, imp, dirs, &March::VIEWER)
+}
+
+/// [`sweep`] with other reconstruction constants.
+pub fn sweep_with(mesh: &CaptureMesh, imp: &Impostor, dirs: &[[f32; 3]], m: &March) -> Result<Sweep, ImpostorError> {
+    let scene = Scene::traced(mesh)?;
+    let px = imp.view_px;
+    let all: Vec<Fidelity> =
+        dirs.iter().map(|&d| compare(&render_impostor_with(imp, 0, d, px, m), &render_scene(&scene, d, px, REFERENCE_SS), imp.radius)).collect();
+    let n = all.len().max(1) as f32;
+    let fold =
+        |f: fn(&Fidelity) -> f32, worst: fn(f32, f32) -> f32, init: f32| (all.iter().map(f).sum::<f32>() / n, all.iter().map(f).fold(init, worst));
+    let (iou, biou, rms, dz) = (
+        fold(|f| f.iou, f32::min, 1.0),
+        fold(|f| f.binary_iou, f32::min, 1.0),
+        fold(|f| f.colour_rms, f32::max, 0.0),
+        fold(|f| f.depth_error, f32::max, 0.0),
+    );
+    Ok(Sweep {
+        mean: Fidelity { iou: iou.0, binary_iou: biou.0, colour_rms: rms.0, depth_error: dz.0 },
+        worst: Fidelity { iou: iou.1, binary_iou: biou.1, colour_rms: rms.1, depth_error: dz.1 },
+    })
+}
+
+/// `n` directions spread evenly over the sphere (a Fibonacci lattice), `libm` trigonometry.
+pub fn fibonacci_directions(n: usize) -> Vec<[f32; 3]> {
+    (0..n)
+        .map(|k| {
+            let z = 1.0 - 2.0 * (k as f32 + 0.5) / n as f32;
+            let r = (1.0 - z * z).max(0.0).sqrt();
+            let a = k as f32 * 2.399_963;
+            [r * libm::cosf(a), r * libm::sinf(a), z]
+        })
+        .collect()
 }
 
 /// Mean absolute difference of premultiplied colour (coverage × sRGB colour, and coverage)

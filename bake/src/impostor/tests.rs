@@ -3,57 +3,31 @@
 
 use super::mips::passing;
 use super::octahedral::{decode, frame_basis};
-use super::reconstruct::{compare, image_change, render_impostor, render_mesh};
+use super::reconstruct::{fibonacci_directions, image_change, render_impostor, render_mesh, sweep};
 use super::synthetic::SyntheticTree;
 use super::*;
-
-fn fibonacci(n: usize) -> Vec<[f32; 3]> {
-    (0..n)
-        .map(|k| {
-            let z = 1.0 - 2.0 * (k as f32 + 0.5) / n as f32;
-            let r = (1.0 - z * z).max(0.0).sqrt();
-            let a = k as f32 * 2.399_963;
-            [r * libm::cosf(a), r * libm::sinf(a), z]
-        })
-        .collect()
-}
 
 fn baked(tree: &SyntheticTree, settings: &ImpostorSettings) -> Impostor {
     let mats = tree.materials();
     bake(&tree.mesh(&mats), settings).unwrap()
 }
 
+/// The bar, measured as `reconstruct::sweep` defines it: from 64 directions at the
+/// switch distance (an atlas texel per screen pixel), coverage IoU (fractional coverage,
+/// Σ min / Σ max) ≥ 0.95, colour RMS ≤ 0.03 and depth error ≤ 2 % of the radius over pixels
+/// covered in both, each the worst over the directions.
 #[test]
-#[ignore = "the issue's bar is not met yet (IoU 0.93 mean / 0.83 worst, depth 8 % of the radius): run with --ignored"]
+#[ignore = "bar not met: worst coverage IoU 0.871, depth 8.4 % of the radius (12×12, 32 px views); run with --ignored"]
 fn impostor_matches_the_mesh_from_64_directions() {
     let tree = SyntheticTree::new(1200, 7);
     let settings = ImpostorSettings::default();
     let imp = baked(&tree, &settings);
     let mats = tree.materials();
-    let mesh = tree.mesh(&mats);
-    let px = imp.view_px;
-    let (mut worst_iou, mut worst_rms, mut worst_depth) = (1.0f32, 0.0f32, 0.0f32);
-    let (mut sum_iou, mut sum_rms, mut sum_depth) = (0.0, 0.0, 0.0);
-    for dir in fibonacci(64) {
-        let got = render_impostor(&imp, 0, dir, px);
-        let reference = render_mesh(&mesh, dir, px, settings.supersample).unwrap();
-        let f = compare(&got, &reference, imp.radius);
-        worst_iou = worst_iou.min(f.iou);
-        worst_rms = worst_rms.max(f.colour_rms);
-        worst_depth = worst_depth.max(f.depth_error);
-        sum_iou += f.iou;
-        sum_rms += f.colour_rms;
-        sum_depth += f.depth_error;
-    }
-    println!(
-        "fidelity over 64 directions at {px} px: IoU mean {:.3} worst {worst_iou:.3}; colour RMS mean {:.4} worst {worst_rms:.4}; depth error mean {:.4} worst {worst_depth:.4} of the radius",
-        sum_iou / 64.0,
-        sum_rms / 64.0,
-        sum_depth / 64.0
-    );
-    assert!(worst_iou >= 0.95, "coverage IoU {worst_iou}");
-    assert!(worst_rms <= 0.03, "colour RMS {worst_rms}");
-    assert!(worst_depth <= 0.02, "depth error {worst_depth}");
+    let s = sweep(&tree.mesh(&mats), &imp, &fibonacci_directions(64)).unwrap();
+    println!("fidelity over 64 directions at {} px: {s}", imp.view_px);
+    assert!(s.worst.iou >= 0.95, "coverage IoU {}", s.worst.iou);
+    assert!(s.worst.colour_rms <= 0.03, "colour RMS {}", s.worst.colour_rms);
+    assert!(s.worst.depth_error <= 0.02, "depth error {}", s.worst.depth_error);
 }
 
 #[test]
@@ -111,22 +85,18 @@ fn every_level_keeps_coverage_and_shows_no_background() {
 }
 
 #[test]
-fn hemi_layout_matches_from_above() {
+fn hemi_layout_matches_from_above_at_least_as_well_as_the_full_one() {
     let tree = SyntheticTree::new(800, 9);
-    let settings = ImpostorSettings { layout: Layout::HemiOctahedral, ..ImpostorSettings::default() };
-    let imp = baked(&tree, &settings);
     let mats = tree.materials();
     let mesh = tree.mesh(&mats);
-    // Views from above only (the layout has no others): as close as the full layout's (the
-    // fidelity bar itself is the test above).
-    let (mut iou, mut rms, mut n) = (0.0, 0.0f32, 0);
-    for dir in fibonacci(64).into_iter().filter(|d| d[2] > 0.05) {
-        let f = compare(&render_impostor(&imp, 0, dir, imp.view_px), &render_mesh(&mesh, dir, imp.view_px, 2).unwrap(), imp.radius);
-        iou += f.iou;
-        rms = rms.max(f.colour_rms);
-        n += 1;
-    }
-    assert!(iou / n as f32 >= 0.9 && rms <= 0.045, "mean IoU {}, worst colour RMS {rms}", iou / n as f32);
+    // Views from above only (the hemi layout has no others), where it has twice the views' density.
+    let up: Vec<[f32; 3]> = fibonacci_directions(64).into_iter().filter(|d| d[2] > 0.05).collect();
+    let measure = |layout| sweep(&mesh, &baked(&tree, &ImpostorSettings { layout, ..ImpostorSettings::default() }), &up).unwrap();
+    let (hemi, full) = (measure(Layout::HemiOctahedral), measure(Layout::Octahedral));
+    println!("from above: hemi {hemi}\n            full {full}");
+    assert!(hemi.mean.iou >= full.mean.iou - 0.005, "coverage IoU {} vs {}", hemi.mean.iou, full.mean.iou);
+    assert!(hemi.mean.depth_error <= full.mean.depth_error + 0.002, "depth {} vs {}", hemi.mean.depth_error, full.mean.depth_error);
+    assert!(hemi.worst.colour_rms <= full.worst.colour_rms + 0.005, "colour {} vs {}", hemi.worst.colour_rms, full.worst.colour_rms);
 }
 
 #[test]

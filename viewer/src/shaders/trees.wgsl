@@ -1,6 +1,6 @@
 // Trees: instanced prototype meshes (bark one-sided, leaves two-sided and alpha-tested) and
-// octahedral impostors (three frames blended, single-step depth parallax, depth written from the
-// atlas), with a complementary screen-space dither between neighbouring representations. No
+// octahedral impostors (three frames blended, each intersected with the view ray by a march over
+// its depth field, depth written from the blended surface point), with a complementary screen-space dither between neighbouring representations. No
 // blending anywhere: alpha test and depth writes.
 
 // 0 lit, 1 by representation, 2 AO, 3 normals, 4 indirect (`pipelines::shader_mode`).
@@ -426,49 +426,115 @@ struct Hit {
     pos: vec3<f32>,      // surface point, atlas units
 }
 
-fn frame_uv(cell: vec2<u32>, b: Basis, p: vec3<f32>, lod: f32) -> vec3<f32> {
-    let local = vec2<f32>(dot(p, b.right), dot(p, b.up));
-    let inside = select(0.0, 1.0, all(abs(local) <= vec2<f32>(1.0)));
-    let px = f32(max(atlas.params.y >> u32(lod), 1u));
-    let f = clamp(vec2<f32>(0.5 + 0.5 * local.x, 0.5 - 0.5 * local.y), vec2<f32>(0.5 / px), vec2<f32>(1.0 - 0.5 / px));
-    let uv = (vec2<f32>(cell) + f) / f32(atlas.params.x);
-    return vec3<f32>(uv, inside);
+// ---- reconstruction (mirror of bake/src/impostor/march.rs, March::VIEWER) -------------------------
+
+const MARCH_STEPS: u32 = 12u;
+const REFINE_STEPS: u32 = 4u;
+const MIN_COVERAGE: f32 = 0.01;
+
+// View-local uv of p in a frame (row 0 at the top).
+fn view_uv(b: Basis, p: vec3<f32>) -> vec2<f32> {
+    return vec2<f32>(0.5 + 0.5 * dot(p, b.right), 0.5 - 0.5 * dot(p, b.up));
 }
 
-// One frame's sample along the ray q + s·dir: to the frame's plane, one parallax step by the
-// depth found there, then the colour, normal and depth at the corrected point.
-fn frame_hit(cell: vec2<u32>, q: vec3<f32>, dir: vec3<f32>, lod: f32) -> Hit {
+// A view-local uv to the atlas, clamped to the view's texel centres at this mip (never reading
+// the neighbouring view).
+fn atlas_uv(cell: vec2<u32>, f: vec2<f32>, lod: f32) -> vec2<f32> {
+    let px = f32(max(atlas.params.y >> u32(lod), 1u));
+    return (vec2<f32>(cell) + clamp(f, vec2<f32>(0.5 / px), vec2<f32>(1.0 - 0.5 / px))) / f32(atlas.params.x);
+}
+
+// The ray o + s·d (d unit) inside the unit sphere: (s0, s1, 1), or z = 0 when it misses.
+fn sphere_span(o: vec3<f32>, d: vec3<f32>) -> vec3<f32> {
+    let b = dot(o, d);
+    let c = dot(o, o) - 1.0;
+    let disc = b * b - c;
+    if (disc <= 0.0) {
+        return vec3<f32>(0.0);
+    }
+    let root = sqrt(disc);
+    let s1 = -b + root;
+    if (s1 <= 0.0) {
+        return vec3<f32>(0.0);
+    }
+    return vec3<f32>(max(-b - root, 0.0), s1, 1.0);
+}
+
+// Behind frame `dk`'s surface: height along dk at most the depth stored there (positive toward
+// the frame's viewer), where the coverage is at least MIN_COVERAGE.
+fn behind(cell: vec2<u32>, b: Basis, dk: vec3<f32>, p: vec3<f32>, lod: f32) -> bool {
+    let uv = atlas_uv(cell, view_uv(b, p), lod);
+    let a = textureSampleLevel(tex_a, clamp_sampler, uv, lod).a;
+    let z = textureSampleLevel(tex_depth, clamp_sampler, uv, lod).r * 2.0 - 1.0;
+    return dot(p, dk) <= z && a >= MIN_COVERAGE;
+}
+
+// The first surface of one frame's depth field along the ray o + s·d, s in `span`: a march of
+// MARCH_STEPS equal steps, then REFINE_STEPS of bisection; coverage 0 where there is none.
+fn frame_hit(cell: vec2<u32>, o: vec3<f32>, d: vec3<f32>, span: vec2<f32>, lod: f32) -> Hit {
     let dk = frame_direction(cell);
     let b = frame_basis(dk);
-    let denom = min(dot(dir, dk), -1e-3);
-    let p0 = q - dir * (dot(q, dk) / denom);
-    let uv0 = frame_uv(cell, b, p0, lod);
-    let s0 = textureSampleLevel(tex_depth, clamp_sampler, uv0.xy, lod).r * 2.0 - 1.0;
-    let p1 = p0 + dir * (s0 / -denom);
-    let uv1 = frame_uv(cell, b, p1, lod);
+    let step = (span.y - span.x) / f32(MARCH_STEPS);
+    var lo = span.x;
+    var hi = -1.0;
+    if (behind(cell, b, dk, o + d * lo, lod)) {
+        hi = lo;
+    } else {
+        for (var k = 1u; k <= MARCH_STEPS; k++) {
+            let s = span.x + step * f32(k);
+            if (behind(cell, b, dk, o + d * s, lod)) {
+                hi = s;
+                break;
+            }
+            lo = s;
+        }
+    }
     var h: Hit;
-    h.albedo = textureSampleLevel(tex_a, clamp_sampler, uv1.xy, lod);
-    h.albedo.a *= uv1.z;
-    let nt = textureSampleLevel(tex_b, clamp_sampler, uv1.xy, lod);
+    if (hi < 0.0) {
+        h.albedo = vec4<f32>(0.0);
+        h.normal = vec4<f32>(0.0);
+        h.pos = o + d * span.y;
+        return h;
+    }
+    if (hi > lo) {
+        for (var k = 0u; k < REFINE_STEPS; k++) {
+            let mid = 0.5 * (lo + hi);
+            if (behind(cell, b, dk, o + d * mid, lod)) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+    }
+    let p = o + d * hi;
+    let uv = atlas_uv(cell, view_uv(b, p), lod);
+    h.albedo = textureSampleLevel(tex_a, clamp_sampler, uv, lod);
+    let nt = textureSampleLevel(tex_b, clamp_sampler, uv, lod);
     h.normal = vec4<f32>(nt.xyz * 2.0 - 1.0, nt.a);
-    let s1 = textureSampleLevel(tex_depth, clamp_sampler, uv1.xy, lod).r * 2.0 - 1.0;
-    h.pos = p1 - dk * dot(p1, dk) - dk * s1;
+    h.pos = p;
     return h;
 }
 
-fn impostor_hit(v: ImpVary, dir: vec3<f32>) -> Hit {
+// The three frames' surfaces for the ray o + s·d (atlas units), blended by weight × coverage;
+// coverage Σ wₖ·αₖ.
+fn impostor_hit(v: ImpVary, o: vec3<f32>, d: vec3<f32>) -> Hit {
+    var h: Hit;
+    let span = sphere_span(o, d);
+    if (span.z == 0.0) {
+        h.albedo = vec4<f32>(0.0);
+        return h;
+    }
     let blend = select_frames(v.view);
     let lod = v.side.w;
-    let h0 = frame_hit(blend.f0, v.obj, dir, lod);
-    let h1 = frame_hit(blend.f1, v.obj, dir, lod);
-    let h2 = frame_hit(blend.f2, v.obj, dir, lod);
-    let w = blend.w * vec3<f32>(h0.albedo.a, h1.albedo.a, h2.albedo.a);
-    let cov = w.x + w.y + w.z;
-    var h: Hit;
-    let inv = 1.0 / max(cov, 1e-4);
-    h.albedo = vec4<f32>((h0.albedo.rgb * w.x + h1.albedo.rgb * w.y + h2.albedo.rgb * w.z) * inv, dot(blend.w, vec3<f32>(h0.albedo.a, h1.albedo.a, h2.albedo.a)));
-    h.normal = (h0.normal * w.x + h1.normal * w.y + h2.normal * w.z) * inv;
-    h.pos = (h0.pos * w.x + h1.pos * w.y + h2.pos * w.z) * inv;
+    let h0 = frame_hit(blend.f0, o, d, span.xy, lod);
+    let h1 = frame_hit(blend.f1, o, d, span.xy, lod);
+    let h2 = frame_hit(blend.f2, o, d, span.xy, lod);
+    let wa = blend.w * vec3<f32>(h0.albedo.a, h1.albedo.a, h2.albedo.a);
+    let sum = wa.x + wa.y + wa.z;
+    let inv = 1.0 / max(sum, 1e-6);
+    h.albedo = vec4<f32>((h0.albedo.rgb * wa.x + h1.albedo.rgb * wa.y + h2.albedo.rgb * wa.z) * inv, sum);
+    h.normal = (h0.normal * wa.x + h1.normal * wa.y + h2.normal * wa.z) * inv;
+    h.pos = (h0.pos * wa.x + h1.pos * wa.y + h2.pos * wa.z) * inv;
     return h;
 }
 
@@ -480,8 +546,7 @@ struct ImpOut {
 
 @fragment
 fn fs_impostor(v: ImpVary) -> ImpOut {
-    let dir = normalize(v.obj - v.eye);
-    let h = impostor_hit(v, dir);
+    let h = impostor_hit(v, v.eye, normalize(v.obj - v.eye));
     let t = imp_tree(v);
     if (h.albedo.a < 0.5 || !dither_keep(v.clip.xy, t)) {
         discard;
@@ -502,7 +567,8 @@ fn fs_impostor(v: ImpVary) -> ImpOut {
 
 @fragment
 fn fs_impostor_shadow(v: ImpVary) -> @builtin(frag_depth) f32 {
-    let h = impostor_hit(v, v.ray);
+    // Orthographic: from two radii in front of the quad's point, outside the sphere.
+    let h = impostor_hit(v, v.obj - v.ray * 2.0, v.ray);
     if (h.albedo.a < 0.5) {
         discard;
     }

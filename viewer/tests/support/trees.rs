@@ -161,7 +161,8 @@ fn atlas(grid: u32, view_px: u32) -> ImpostorAtlas {
                             let e = |x: f32| ((x * 0.5 + 0.5) * 255.0).round() as u8;
                             normal[at * 4..at * 4 + 4].copy_from_slice(&[e(n[0]), e(n[1]), e(n[2]), 220]);
                             let hit: [f32; 3] = std::array::from_fn(|k| o[k] + dir[k] * t - c[k]);
-                            let s = (hit[0] * dir[0] + hit[1] * dir[1] + hit[2] * dir[2]) / r;
+                            // Positive toward the viewer (along d), as the bake stores it.
+                            let s = (hit[0] * d[0] + hit[1] * d[1] + hit[2] * d[2]) / r;
                             depth[at] = ((s * 0.5 + 0.5).clamp(0.0, 1.0) * 65535.0).round() as u16;
                         }
                         None => {

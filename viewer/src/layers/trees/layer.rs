@@ -192,7 +192,6 @@ impl Layer for TreesLayer {
         self.scratch.iter_mut().for_each(Vec::clear);
         let planes = culling::planes(Mat4::from_cols_array_2d(&ctx.uniforms.view_proj));
         let eye = Vec3::from_slice(&ctx.uniforms.camera_pos[..3]);
-        let impostors = !assets.atlases.is_empty();
         let (mut mesh, mut imp) = (0u64, 0u64);
         for item in view {
             let Some(tile) = self.tiles.get(&item.key) else { continue };
@@ -207,7 +206,7 @@ impl Layer for TreesLayer {
                     continue;
                 }
                 let px = 2.0 * r * ctx.focal_px / (centre - eye).length().max(1e-3);
-                let choice = classify(px, tree.seed_rep[0], impostors);
+                let choice = classify(px, tree.seed_rep[0], assets.atlases.get(proto as usize).map(|a| a.view_px));
                 let mip = assets.atlases.get(proto as usize).map_or(0.0, |a| atlas_mip(px, a.view_px, a.mips.len()));
                 let mut push = |rep: u32, far: bool| {
                     let mut t = *tree;
