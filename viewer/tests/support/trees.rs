@@ -211,7 +211,7 @@ pub fn shared_pack() -> Vec<u8> {
     let a = atlas(8, 32);
     let impostors = TreeImpostors { atlases: vec![a.clone(), a] };
     let mut b = PackBuilder::new([0, 1, 0]);
-    b.add(&PackInfo { kind: PackKind::Shared { product: "trees".into() }, world_name: "synth".into(), inputs_hash: 11 }).unwrap();
+    b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: "synth".into(), inputs_hash: 11 }).unwrap();
     b.add(&protos).unwrap();
     b.add(&textures).unwrap();
     b.add(&impostors).unwrap();
@@ -223,7 +223,7 @@ pub fn add_trees(dir: &Path, synth: &Synth, trees: &[[f32; 2]]) {
     let shared = shared_pack();
     let hash = xxhash_rust::xxh3::xxh3_64(&shared);
     std::fs::create_dir_all(dir.join("shared")).unwrap();
-    write_atomic(&dir.join("shared/trees.kpack"), &shared).unwrap();
+    write_atomic(&dir.join("shared/tree-prototypes.kpack"), &shared).unwrap();
     let mpack = Pack::open(&dir.join("manifest.kpack")).unwrap();
     let mut manifest: Manifest = mpack.require().unwrap();
     for node in &mut manifest.nodes {
@@ -264,8 +264,8 @@ pub fn add_trees(dir: &Path, synth: &Synth, trees: &[[f32; 2]]) {
     b.add(&PackInfo { kind: PackKind::Manifest, world_name: manifest.world_name.clone(), inputs_hash: manifest.world_hash }).unwrap();
     b.add(&manifest).unwrap();
     b.add(&SharedPacks(vec![SharedPack {
-        product: "trees".into(),
-        path: "shared/trees.kpack".into(),
+        product: "tree-prototypes".into(),
+        path: "shared/tree-prototypes.kpack".into(),
         content_hash: hash,
         file_len: shared.len() as u64,
     }]))
