@@ -53,6 +53,7 @@ fn unsupported_format_version() {
     let mut bytes = std::fs::read(&path).unwrap();
     // Major version 2, with a valid header checksum so the version check is what refuses it.
     bytes[8..10].copy_from_slice(&2u16.to_le_bytes());
+    bytes[10..12].copy_from_slice(&0u16.to_le_bytes());
     let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..40]);
     bytes[40..48].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, bytes).unwrap();
