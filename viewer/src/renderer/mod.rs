@@ -234,6 +234,10 @@ impl Renderer {
             let layers = layers::layers(&init);
             (join(sky), join(shadow), layers)
         });
+        // Layers upload their world-wide data (tree atlases: tens of MB) at creation; finish those
+        // copies now, at start-up, rather than inside the first frame.
+        gpu.queue.submit([]);
+        let _ = device.poll(wgpu::PollType::wait_indefinitely());
         Renderer {
             color_format,
             size,
