@@ -247,3 +247,41 @@ fn verify_checks_the_shared_pack_and_what_tiles_say_of_it() {
     let found = problems(&copy);
     assert!(found.iter().any(|p| p.contains("tree-prototypes.kpack") && p.contains("no such file")), "{found:?}");
 }
+
+/// xxh3 of every file of the grove's bake: any change of the trees' output shows here, so that it
+/// is made on purpose with a bump of `TREES_VERSION` (`bake/src/pipeline/trees.rs`). Tree bakes are
+/// the same bytes on other machines: the forest and the default world baked on the H200 host (Intel,
+/// AVX-512, 16 threads) matched this AMD machine's packs file for file (see BENCHMARKS.md).
+const GROVE_PACKS: &str = "\
+manifest.kpack 1e7cdd7fbb214b67
+shared/tree-prototypes.kpack 4fdf8f837f698454
+tiles/L0_0_0.kpack 4e4bec8f836e9049
+tiles/L0_0_1.kpack 2098702b14613854
+tiles/L0_0_2.kpack 6df15ab46a0a05d9
+tiles/L0_0_3.kpack 0d6fd174218b7f6a
+tiles/L0_1_0.kpack b26b7d4954b4d1b4
+tiles/L0_1_1.kpack 011f5f7aa87ec969
+tiles/L0_1_2.kpack 65e1abc8b139c81c
+tiles/L0_1_3.kpack bc18c7bbf5814693
+tiles/L0_2_0.kpack 79107b017afc0716
+tiles/L0_2_1.kpack 7fba69ccda66f5a9
+tiles/L0_2_2.kpack a9ea556263584da8
+tiles/L0_2_3.kpack 483614ab68748701
+tiles/L0_3_0.kpack 9aa6cb67bfd460f8
+tiles/L0_3_1.kpack 8cc99104cc064c4d
+tiles/L0_3_2.kpack 19821679db700e8d
+tiles/L0_3_3.kpack 49f10f3bc21fddc8
+tiles/L1_0_0.kpack 210a1b16f6103323
+tiles/L1_0_1.kpack 34224b54ad4338eb
+tiles/L1_1_0.kpack 2fc866a97db330d8
+tiles/L1_1_1.kpack 5ae882a0610e1ca9
+tiles/L2_0_0.kpack 397987e4f220d9a7
+";
+
+#[test]
+fn the_groves_packs_are_the_pinned_bytes() {
+    let line =
+        |(path, bytes): (PathBuf, Vec<u8>)| format!("{} {:016x}\n", path.to_string_lossy().replace('\\', "/"), xxhash_rust::xxh3::xxh3_64(&bytes));
+    let got: String = files_under(forest()).into_iter().map(line).collect();
+    assert_eq!(got, GROVE_PACKS, "the grove's packs changed; if that is deliberate, bump TREES_VERSION and pin:\n{got}");
+}
