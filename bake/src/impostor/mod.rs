@@ -7,6 +7,8 @@
 //! direction maps the viewer mirrors; `reconstruct` renders an impostor on the CPU the way the
 //! viewer does, for the fidelity tests.
 
+#[cfg(test)]
+mod bleed_tests;
 pub mod capture;
 pub mod dilate;
 pub mod image;
