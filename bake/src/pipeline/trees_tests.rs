@@ -105,3 +105,21 @@ fn trees_never_change_the_density_key() {
     let (plain, trees) = (load(""), load("[[trees.species]]\npreset = 'pine'\n"));
     assert_eq!(super::super::inputs::density_hash(&plain), super::super::inputs::density_hash(&trees));
 }
+
+#[test]
+fn every_species_leaf_mips_keep_their_alpha_tested_coverage() {
+    use crate::impostor::mips::{coverage_preserving_mips, passing};
+    for name in trees::PRESETS {
+        let leaf = trees::textures(&trees::preset(name).unwrap()).leaf;
+        let levels = coverage_preserving_mips(&leaf, trees::LEAF_ALPHA_TEST);
+        let share = |img: &Image| passing(img.rgba.chunks_exact(4).map(|t| t[3]), trees::LEAF_ALPHA_TEST) as f64 / (img.width * img.height) as f64;
+        let base = share(&levels[0]);
+        for (l, img) in levels.iter().enumerate() {
+            // Levels where fewer than 10 texels should pass cannot hold a share to 5 %.
+            if base * ((img.width * img.height) as f64) < 10.0 {
+                continue;
+            }
+            assert!((share(img) - base).abs() <= 0.05 * base, "{name}: level {l} covers {:.3}, level 0 {base:.3}", share(img));
+        }
+    }
+}
