@@ -21,7 +21,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mem", &[]),
     ("rng", &[]),
     ("scatter", &["density", "rng", "grid"]),
-    ("impostor", &["rays"]),
+    ("impostor", &["rays", "rng"]),
     ("trees", &["rng", "rays", "impostor"]),
 ];
 
