@@ -5,11 +5,12 @@
 //! 1. **Reserve** a near-jammed Poisson-disk set of the rule's spacing over the whole world
 //!    rectangle ([`poisson::jammed`]), keeping the spacing from every instance accepted by earlier
 //!    rules. It depends on no tiling: cells and draws are keyed in world coordinates.
-//! 2. **Thin** it: each reserved point is kept with probability
+//! 2. **Thin** it ([`poisson::thin`]): each reserved point is kept with probability
 //!    `min(1, density · image(x, y) / (JAMMED_DENSITY / r²))`, so the count is `density × area`
 //!    wherever that is below the packing limit (above it, the jammed set is all there is).
 //!    Thinning a fixed set (rather than rejecting candidates before the spacing test) makes the
-//!    count linear in the density, independent of the spacing.
+//!    count linear in the density, independent of the spacing; systematic sampling per block of
+//!    cells makes it exact to one instance per block instead of a binomial spread.
 //! 3. **Ground**: a kept point becomes an instance only where the ground open to the sky
 //!    ([`ground::Ground::surface`]) exists, its height is within the band, its slope within the
 //!    limit and the trunk's ring is supported ([`ground::Ground::supported`] with
@@ -172,12 +173,41 @@ fn check_rule(i: usize, r: &ScatterRule, extent: [f32; 2]) -> Result<(), Scatter
     Ok(())
 }
 
+/// What happened to one rule's reserved points, for tuning rules and spotting surprises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuleStats {
+    /// Points of the near-jammed Poisson-disk set.
+    pub reserved: usize,
+    /// Dropped by density thinning (density × image below the packing limit).
+    pub thinned: usize,
+    /// No ground open to the sky (solid up to the top, outside, or a vanishing gradient).
+    pub no_ground: usize,
+    /// Ground outside the height band.
+    pub band: usize,
+    /// Ground steeper than the limit.
+    pub slope: usize,
+    /// The trunk's ring is not supported (edges, lips, beside overhangs).
+    pub support: usize,
+    /// Placed.
+    pub placed: usize,
+}
+
 /// Places instances of every rule on `volume` (samples every `voxel_size` world units).
 ///
 /// The result is sorted by position `y`, then `x` (`f32::total_cmp`), then rule: a stable order
 /// that reads like the world row by row. It depends on the volume, rules and seed only (no
 /// tiling, no thread count); assign instances to tiles with [`owner`].
 pub fn scatter(volume: &DensityVolume, voxel_size: f32, rules: &[ScatterRule], seed: u64) -> Result<Vec<Placement>, ScatterError> {
+    scatter_with_stats(volume, voxel_size, rules, seed).map(|(p, _)| p)
+}
+
+/// [`scatter`], also saying per rule where its reserved points went.
+pub fn scatter_with_stats(
+    volume: &DensityVolume,
+    voxel_size: f32,
+    rules: &[ScatterRule],
+    seed: u64,
+) -> Result<(Vec<Placement>, Vec<RuleStats>), ScatterError> {
     let ground = Ground::new(volume, voxel_size).ok_or(ScatterError::Volume { dims: volume.dims, voxel_size })?;
     if rules.len() > usize::from(u16::MAX) + 1 {
         return Err(ScatterError::TooManyRules(rules.len()));
@@ -185,31 +215,40 @@ pub fn scatter(volume: &DensityVolume, voxel_size: f32, rules: &[ScatterRule], s
     let extent = ground.extent();
     rules.iter().enumerate().try_for_each(|(i, r)| check_rule(i, r, extent))?;
     let mut out: Vec<Placement> = Vec::new();
+    let mut stats = Vec::with_capacity(rules.len());
     let mut taken: Vec<[f32; 2]> = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
         let id = i as u16;
         let reserved = poisson::jammed(extent, rule.min_spacing, seed, id, &taken);
         let jammed = poisson::JAMMED_DENSITY / (rule.min_spacing * rule.min_spacing);
-        let cos_limit = libm::cos(f64::from(rule.max_slope_deg).to_radians()) as f32;
-        let tolerance = support_tolerance(rule, voxel_size);
-        for c in reserved {
+        let keep = |c: &poisson::Candidate| {
             let [x, y] = c.position;
             let image = rule.density_image.as_ref().map_or(1.0, |img| img.sample(x / extent[0], y / extent[1]));
-            let keep = (rule.density * image / jammed).min(1.0);
-            if Rng::keyed(seed, "scatter.density", c.index).unit() >= f64::from(keep) {
-                continue;
-            }
-            let Some(hit) = ground.surface(x, y) else { continue };
-            let in_band = hit.z >= rule.height_band[0] && hit.z <= rule.height_band[1];
-            if !in_band || hit.normal[2] < cos_limit || !ground.supported(x, y, hit.z, rule.support_radius, tolerance) {
-                continue;
-            }
-            out.push(instance(seed, id, rule, c.index, [x, y, hit.z], hit.normal));
-            taken.push(c.position);
+            rule.density * image / jammed
+        };
+        let kept = poisson::thin(&reserved, extent, rule.min_spacing, seed, id, keep);
+        let mut st = RuleStats { reserved: reserved.len(), thinned: reserved.len() - kept.len(), ..RuleStats::default() };
+        let cos_limit = libm::cos(f64::from(rule.max_slope_deg).to_radians()) as f32;
+        let tolerance = support_tolerance(rule, voxel_size);
+        for c in kept {
+            let [x, y] = c.position;
+            let counter = match ground.surface(x, y) {
+                None => &mut st.no_ground,
+                Some(hit) if hit.z < rule.height_band[0] || hit.z > rule.height_band[1] => &mut st.band,
+                Some(hit) if hit.normal[2] < cos_limit => &mut st.slope,
+                Some(hit) if !ground.supported(x, y, hit.z, rule.support_radius, tolerance) => &mut st.support,
+                Some(hit) => {
+                    out.push(instance(seed, id, rule, c.index, [x, y, hit.z], hit.normal));
+                    taken.push(c.position);
+                    &mut st.placed
+                }
+            };
+            *counter += 1;
         }
+        stats.push(st);
     }
     out.sort_by(|a, b| a.position[1].total_cmp(&b.position[1]).then(a.position[0].total_cmp(&b.position[0])).then(a.rule.cmp(&b.rule)));
-    Ok(out)
+    Ok((out, stats))
 }
 
 /// The per-instance draws, one keyed stream per decision.

@@ -143,6 +143,42 @@ pub fn jammed(extent: [f32; 2], r: f32, seed: u64, rule: u16, blockers: &[[f32; 
     out
 }
 
+/// Side of the thinning blocks, in cells: counts are exact to within one instance per block.
+pub const THIN_BLOCK: usize = 8;
+
+/// Keeps each point of `set` (spacing `r` over `extent`, from [`jammed`]) with probability
+/// `keep(point)`, so that the kept count of every block of [`THIN_BLOCK`]² cells is the sum of
+/// its probabilities within one. Independent coin flips would leave the count's spread at
+/// `√(N·p·(1-p))` (±5 % for a world's trees); instead each block walks its points in a keyed
+/// random order from a keyed random start, keeping a point each time the running sum of
+/// probabilities crosses an integer (systematic sampling). The random order keeps the choice
+/// free of spatial pattern, the block keeps the effect of any change local, and a point's
+/// fate depends on its block's points only. Returns the kept points in (block, order) order.
+pub fn thin(set: &[Candidate], extent: [f32; 2], r: f32, seed: u64, rule: u16, keep: impl Fn(&Candidate) -> f32) -> Vec<Candidate> {
+    let (_, nx, _) = grid(extent, r);
+    let bx = nx.div_ceil(THIN_BLOCK) as u64;
+    let cell = |c: &Candidate| (c.index & ((1 << 40) - 1)) as usize;
+    let block = |c: &Candidate| ((cell(c) / nx / THIN_BLOCK) as u64) * bx + (cell(c) % nx / THIN_BLOCK) as u64;
+    let mut order: Vec<(u64, u64, usize)> =
+        set.iter().enumerate().map(|(i, c)| (block(c), Rng::keyed(seed, "scatter.thin_order", c.index).next_u64(), i)).collect();
+    order.sort_unstable();
+    let mut out = Vec::new();
+    let mut current = u64::MAX;
+    let mut acc = 0.0f64;
+    for &(b, _, i) in &order {
+        if b != current {
+            current = b;
+            acc = Rng::keyed(seed, "scatter.thin_start", (u64::from(rule) << 48) | b).unit();
+        }
+        acc += f64::from(keep(&set[i]).clamp(0.0, 1.0));
+        if acc >= 1.0 {
+            acc -= 1.0;
+            out.push(set[i]);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +217,24 @@ mod tests {
         assert_eq!(pts, jammed([20.0, 10.0], 0.6, 7, 1, &blockers));
         assert_ne!(pts, jammed([20.0, 10.0], 0.6, 8, 1, &blockers));
         assert_ne!(pts, jammed([20.0, 10.0], 0.6, 7, 2, &blockers));
+    }
+
+    #[test]
+    fn thinning_keeps_the_expected_count_closely() {
+        let ext = [32.0, 32.0];
+        let set = jammed(ext, 0.8, 3, 0, &[]);
+        for &p in &[0.1f32, 0.3, 0.5, 0.9] {
+            for seed in 0..8 {
+                let kept = thin(&set, ext, 0.8, seed, 0, |_| p);
+                let expected = p * set.len() as f32;
+                // 64 blocks, each within one (sd ≤ ½ each): the total sd is ≤ 4 instances, a binomial one 16.
+                assert!((kept.len() as f32 - expected).abs() <= 16.0, "p {p} seed {seed}: {} of {expected}", kept.len());
+            }
+        }
+        // A probability that follows x keeps points where it is high.
+        let kept = thin(&set, ext, 0.8, 1, 0, |c| if c.position[0] < 16.0 { 0.0 } else { 1.0 });
+        assert!(kept.iter().all(|c| c.position[0] >= 16.0));
+        assert_eq!(kept.len(), set.iter().filter(|c| c.position[0] >= 16.0).count());
+        assert_ne!(thin(&set, ext, 0.8, 1, 0, |_| 0.5), thin(&set, ext, 0.8, 2, 0, |_| 0.5));
     }
 }
