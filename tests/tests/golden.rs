@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack f4332c350d890c70
-tiles/L0_0_0.kpack 2751efa7b9ed913f
-tiles/L0_0_1.kpack a88edd8440a5152c
-tiles/L0_0_2.kpack eec2fad01d5dff6b
-tiles/L0_0_3.kpack d38e2a98fbedbe1b
-tiles/L0_1_0.kpack c790571d2c758966
-tiles/L0_1_1.kpack 4ea8281dee71d168
-tiles/L0_1_2.kpack d81ff0a9ffc318e4
-tiles/L0_1_3.kpack 8732bdc9b84eefea
-tiles/L0_2_0.kpack 5a008633f004306d
-tiles/L0_2_1.kpack a5a1d834617e741c
-tiles/L0_2_2.kpack d9ce966570e5e77f
-tiles/L0_2_3.kpack f1cf6956a61a3695
-tiles/L0_3_0.kpack b5cb42cac3a3eac7
-tiles/L0_3_1.kpack adb06de756db06e5
-tiles/L0_3_2.kpack 233d2ca1bbc4bc7a
-tiles/L0_3_3.kpack eaff164e553d31b7
-tiles/L1_0_0.kpack d5b1d4fbaeadcdf8
-tiles/L1_0_1.kpack 2e1b1a354f5a7809
-tiles/L1_1_0.kpack 5c9233565ca72f40
-tiles/L1_1_1.kpack 98aca962d4acb45a
-tiles/L2_0_0.kpack 4a306a3eb8d483b2
+manifest.kpack ffca73dac47c9077
+tiles/L0_0_0.kpack ca47d3a99b0f5bf8
+tiles/L0_0_1.kpack 3ead54e9a2e2e2fe
+tiles/L0_0_2.kpack e81fdb020cb8bfe3
+tiles/L0_0_3.kpack 0cf337a7532f36d2
+tiles/L0_1_0.kpack 9ae661e6c9f77cf6
+tiles/L0_1_1.kpack 41b9c4c833075916
+tiles/L0_1_2.kpack 47ce08e6b1a2d680
+tiles/L0_1_3.kpack 13d4ea1c8f26dd83
+tiles/L0_2_0.kpack 029dca6f6d4019cf
+tiles/L0_2_1.kpack 297901be49f4a09c
+tiles/L0_2_2.kpack b3ac6fe479c7fd01
+tiles/L0_2_3.kpack 11c1f0537370665e
+tiles/L0_3_0.kpack 0cf3dc259aa8d543
+tiles/L0_3_1.kpack 7c8b51d141964b42
+tiles/L0_3_2.kpack 7fb73a13b784ceeb
+tiles/L0_3_3.kpack 61662389921c5c1d
+tiles/L1_0_0.kpack a6f3789080149712
+tiles/L1_0_1.kpack 6563efd4fa4e42ec
+tiles/L1_1_0.kpack 1f12dbf5f253bdf1
+tiles/L1_1_1.kpack 0d4d6a39ed23523a
+tiles/L2_0_0.kpack 89167dd1a3e4f251
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {
