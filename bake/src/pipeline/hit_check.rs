@@ -8,7 +8,7 @@
 //! lengths that agree with the vertex count — not a full decode, which would cost more than the
 //! whole no-op rebake. Geometry and lighting payloads, read only when something changed, are decoded.
 
-use kiln_formats::container::{check_section, parse_layout};
+use kiln_formats::container::{check_section, parse_layout, SectionEntry};
 use kiln_formats::sections::{PackInfo, PackKind};
 use kiln_formats::{Section, SectionKind};
 use xxhash_rust::xxh3::xxh3_64;
@@ -30,7 +30,7 @@ pub struct PackIdentity<'a> {
 /// Parses and checks a cached pack (see the module documentation for what is checked).
 pub fn pack(bytes: &[u8], want: &PackIdentity) -> Result<BakedTile, String> {
     let tile = BakedTile::from_bytes(want.id, bytes).ok_or("shorter than a tile summary")?;
-    let (_, entries) = parse_layout(&tile.pack).map_err(|e| format!("pack: {e}"))?;
+    let entries = sound_sections(&tile.pack)?;
     let kinds: Vec<SectionKind> = entries.iter().map(|e| e.kind).collect();
     let expected: Vec<SectionKind> = std::iter::once(PackInfo::KIND).chain(want.products.iter().flat_map(|p| p.sections().iter().copied())).collect();
     // Products whose sections are optional add all of them or none (trees in a world without any).
@@ -47,13 +47,6 @@ pub fn pack(bytes: &[u8], want: &PackIdentity) -> Result<BakedTile, String> {
         let names = |k: &[SectionKind]| k.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ");
         return Err(format!("pack holds sections [{}], not a tile's [{}]", names(&kinds), names(&expected)));
     }
-    for (i, e) in entries.iter().enumerate() {
-        // parse_layout has checked that every section lies inside the file.
-        let stored = &tile.pack[e.offset as usize..(e.offset + e.stored_len) as usize];
-        if xxh3_64(stored) != e.checksum {
-            return Err(format!("pack: section {i} ({}) fails its checksum", e.kind));
-        }
-    }
     let info = check_section(&tile.pack, 0, &entries[0]).and_then(|raw| PackInfo::decode(&raw)).map_err(|e| format!("pack: {e}"))?;
     let expected = PackKind::Tile { level: want.id.level, x: want.id.x, y: want.id.y };
     if info.kind != expected || info.world_name != want.world_name || info.inputs_hash != want.inputs_hash {
@@ -67,6 +60,35 @@ pub fn pack(bytes: &[u8], want: &PackIdentity) -> Result<BakedTile, String> {
         p.check_packed(u64::from(tile.summary.vertex_count), &raw_len).map_err(|e| format!("pack: {e}"))?;
     }
     Ok(tile)
+}
+
+/// The section table of a pack whose layout is sound and whose every section matches its checksum.
+fn sound_sections(pack: &[u8]) -> Result<Vec<SectionEntry>, String> {
+    let (_, entries) = parse_layout(pack).map_err(|e| format!("pack: {e}"))?;
+    for (i, e) in entries.iter().enumerate() {
+        // parse_layout has checked that every section lies inside the file.
+        let stored = &pack[e.offset as usize..(e.offset + e.stored_len) as usize];
+        if xxh3_64(stored) != e.checksum {
+            return Err(format!("pack: section {i} ({}) fails its checksum", e.kind));
+        }
+    }
+    Ok(entries)
+}
+
+/// Checks a cached shared pack as cheaply as a cached tile pack: its layout, every section's
+/// checksum, exactly the section kinds `kinds` after its `PINF`, and the `PINF` naming `kind` of
+/// world `world_name`. Its sections are decoded only when a computation reads them.
+pub fn shared_pack(bytes: &[u8], kind: &PackKind, world_name: &str, kinds: &[SectionKind]) -> Result<(), String> {
+    let entries = sound_sections(bytes)?;
+    let found: Vec<SectionKind> = entries.iter().map(|e| e.kind).collect();
+    if found.first() != Some(&PackInfo::KIND) || found[1..] != *kinds {
+        return Err(format!("pack holds sections {found:?}, not PINF and {kinds:?}"));
+    }
+    let info = check_section(bytes, 0, &entries[0]).and_then(|raw| PackInfo::decode(&raw)).map_err(|e| format!("pack: {e}"))?;
+    if info.kind != *kind || info.world_name != world_name {
+        return Err(format!("pack is {:?} of world {:?}, not {kind:?} of {world_name:?}", info.kind, info.world_name));
+    }
+    Ok(())
 }
 
 /// A cached density volume: `expected` bytes of finite f32 samples.

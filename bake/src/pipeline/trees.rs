@@ -6,10 +6,13 @@
 //! lies in its half-open footprint, so a tile's trees do not depend on the tiling and a tree near a
 //! border belongs to exactly one tile of each level.
 
-use kiln_formats::sections::{PackInfo, PackKind, TreeImpostors, TreeInstance, TreeInstances, TreeLighting, TreePrototypes, TreeTextures};
-use kiln_formats::{Pack, PackBuilder, Section};
+use std::sync::OnceLock;
+
+use kiln_formats::sections::{PackInfo, PackKind, TreeCards, TreeImpostors, TreeInstance, TreeInstances, TreeLighting, TreePrototypes, TreeTextures};
+use kiln_formats::{Pack, PackBuilder, Section, SectionKind};
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
+use super::hit_check;
 use super::inputs::settings_hash;
 use super::lighting::WorldLighting;
 use super::product::{OccluderMesh, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
@@ -33,9 +36,16 @@ pub enum TreesError {
     Scatter(#[from] scatter::ScatterError),
     #[error("trees: prototype {index} ({species}): impostor: {reason}")]
     Impostor { index: usize, species: String, reason: String },
+    #[error("trees: the cached prototypes pack is malformed ({reason}); bake with --no-cache or clear the cache")]
+    Cached { reason: String },
     #[error("trees: {what}: {source}")]
     Format { what: String, source: kiln_formats::FormatError },
 }
+
+const TPRO: SectionKind = TreePrototypes::KIND;
+const TTEX: SectionKind = TreeTextures::KIND;
+const TIMP: SectionKind = TreeImpostors::KIND;
+const TCRD: SectionKind = TreeCards::KIND;
 
 /// A trees product's failure as the bake's error, naming the world and the product.
 fn fail(plan: &Plan, product: &'static str) -> impl Fn(TreesError) -> BakeError {
@@ -54,15 +64,50 @@ pub struct Prototypes {
     pub pack: Vec<u8>,
     /// xxh3-64 of `pack`: what every `TINS` section repeats.
     pub hash: u64,
-    /// Per prototype: its height and crown radius (object space), for instance lighting.
+    /// What lighting reads of the prototypes, decoded from `pack` on first use: a bake whose
+    /// lighting is all cached (an unchanged world) only copies the pack to the output.
+    derived: OnceLock<Result<Derived, String>>,
+}
+
+/// Per prototype: its height and crown radius (object space), for instance lighting, and what
+/// light transport sees of it.
+pub struct Derived {
     pub sizes: Vec<(f32, f32)>,
-    /// Per prototype: what light transport sees of it.
     pub proxies: Vec<build::Proxy>,
 }
 
+impl Derived {
+    fn of(protos: &TreePrototypes, textures: &TreeTextures) -> Derived {
+        Derived { sizes: protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect(), proxies: build::proxies(protos, textures) }
+    }
+}
+
 impl Prototypes {
+    fn new(pack: Vec<u8>, derived: Option<Derived>) -> Prototypes {
+        let hash = if pack.is_empty() { 0 } else { xxhash_rust::xxh3::xxh3_64(&pack) };
+        let cell = OnceLock::new();
+        if let Some(d) = derived {
+            let _ = cell.set(Ok(d));
+        }
+        Prototypes { pack, hash, derived: cell }
+    }
+
     fn none() -> Prototypes {
-        Prototypes { pack: Vec::new(), hash: 0, sizes: Vec::new(), proxies: Vec::new() }
+        Prototypes::new(Vec::new(), Some(Derived { sizes: Vec::new(), proxies: Vec::new() }))
+    }
+
+    /// The prototypes' sizes and light proxies, decoding the pack's `TPRO` and `TTEX` the first time.
+    pub fn derived(&self) -> Result<&Derived, TreesError> {
+        let decoded = self.derived.get_or_init(|| {
+            let pack = Pack::from_bytes(self.pack.clone()).map_err(|e| e.to_string())?;
+            let protos: TreePrototypes = pack.require().map_err(|e| e.to_string())?;
+            let textures: TreeTextures = pack.require().map_err(|e| e.to_string())?;
+            if textures.species.len() != protos.species.len() {
+                return Err("prototype and texture species disagree".into());
+            }
+            Ok(Derived::of(&protos, &textures))
+        });
+        decoded.as_ref().map_err(|reason| TreesError::Cached { reason: reason.clone() })
     }
 }
 
@@ -113,7 +158,7 @@ impl WorldProduct for TreePrototypesProduct {
             built.cpu.1,
             clock.elapsed().as_secs_f64()
         );
-        Ok((Box::new(prototypes_value(pack, &built.prototypes, &built.textures)), detail))
+        Ok((Box::new(Prototypes::new(pack, Some(Derived::of(&built.prototypes, &built.textures)))), detail))
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Prototypes>().map(|p| p.pack.clone())
@@ -125,18 +170,10 @@ impl WorldProduct for TreePrototypesProduct {
                 Some(_) => Err("an empty trees pack for a world with trees".into()),
             };
         }
-        let pack = Pack::from_bytes(bytes.to_vec()).map_err(|e| e.to_string())?;
-        let info: PackInfo = pack.require().map_err(|e| e.to_string())?;
-        if info.kind != (PackKind::Shared { product: self.name().into() }) || info.world_name != keys.plan().world.spec.name {
-            return Err(format!("a pack of {:?} from world {:?}", info.kind, info.world_name));
-        }
-        let protos: TreePrototypes = pack.require().map_err(|e| e.to_string())?;
-        let atlases: TreeImpostors = pack.require().map_err(|e| e.to_string())?;
-        let textures: TreeTextures = pack.require().map_err(|e| e.to_string())?;
-        if atlases.atlases.len() != protos.prototypes.len() || textures.species.len() != protos.species.len() {
-            return Err("prototype, atlas and texture counts disagree".into());
-        }
-        Ok(Box::new(prototypes_value(bytes.to_vec(), &protos, &textures)))
+        let cards = trees_spec(keys.plan().world).is_some_and(|t| t.impostor.cards);
+        let kinds: &[SectionKind] = if cards { &[TPRO, TTEX, TIMP, TCRD] } else { &[TPRO, TTEX, TIMP] };
+        hit_check::shared_pack(bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, kinds)?;
+        Ok(Box::new(Prototypes::new(bytes.to_vec(), None)))
     }
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         trees_spec(keys.plan().world).is_some()
@@ -144,12 +181,6 @@ impl WorldProduct for TreePrototypesProduct {
     fn shared_pack<'v>(&self, value: &'v WorldValue) -> Option<&'v [u8]> {
         value.downcast_ref::<Prototypes>().map(|p| p.pack.as_slice()).filter(|p| !p.is_empty())
     }
-}
-
-fn prototypes_value(pack: Vec<u8>, protos: &TreePrototypes, textures: &TreeTextures) -> Prototypes {
-    let hash = xxhash_rust::xxh3::xxh3_64(&pack);
-    let sizes = protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect();
-    Prototypes { pack, hash, sizes, proxies: build::proxies(protos, textures) }
 }
 
 /// A complete shared pack of the trees product.
@@ -257,11 +288,11 @@ impl WorldProduct for TreePlacementProduct {
     }
     fn light_occluders(&self, ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
         let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
-        let protos = ctx.world::<Prototypes>("tree-prototypes")?;
+        let proxies = &ctx.world::<Prototypes>("tree-prototypes")?.derived().map_err(fail(ctx.plan(), self.name()))?.proxies;
         let mut all = OccluderMesh::default();
         for t in instances {
-            let Some(proxy) = protos.proxies.get(t.prototype as usize) else {
-                return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, protos.proxies.len())));
+            let Some(proxy) = proxies.get(t.prototype as usize) else {
+                return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, proxies.len())));
             };
             let (positions, indices, albedo) = build::occluder(proxy, t);
             if indices.is_empty() {
@@ -377,7 +408,8 @@ impl TileProduct for TreeLightingProduct {
         let instances = TreeInstances::decode(raw).map_err(|e| err(format_err("reading tree instances")(e)))?;
         let protos = ctx.world::<Prototypes>("tree-prototypes")?;
         let lighting = ctx.world::<WorldLighting>("transport")?;
-        let lit = build::instance_lighting(&lighting.baked, &instances.instances, &protos.sizes);
+        let sizes = &protos.derived().map_err(&err)?.sizes;
+        let lit = build::instance_lighting(&lighting.baked, &instances.instances, sizes);
         let bytes = TreeLighting(lit).encode().map_err(|e| err(format_err("encoding tree lighting")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeLighting::KIND, required: TreeLighting::REQUIRED, bytes }], summary: None })
     }

@@ -10,6 +10,7 @@ use kiln_formats::Section;
 use rayon::prelude::*;
 
 use super::{format_err, TreesError};
+use crate::impostor::capture::srgb_to_linear;
 use crate::impostor::mips::coverage_preserving_mips;
 use crate::impostor::{self, CaptureMesh, Image, ImpostorSettings, Layout, Material};
 use crate::lighting::BakedLighting;
@@ -93,7 +94,8 @@ pub fn trunk_radius(s: &SpeciesSpec) -> f32 {
     (0.05 * s.height[1] * s.scale[1]) as f32
 }
 
-fn level(img: &Image) -> Rgba8Level {
+/// An image as one level of a section's mip chain.
+pub fn level(img: &Image) -> Rgba8Level {
     Rgba8Level { width: img.width, height: img.height, rgba: img.rgba.clone() }
 }
 
@@ -264,21 +266,12 @@ pub struct Proxy {
     pub albedo: Vec<[f32; 3]>,
 }
 
-fn srgb_to_linear(c: u8) -> f32 {
-    let c = c as f32 / 255.0;
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        libm::powf((c + 0.055) / 1.055, 2.4)
-    }
-}
-
 /// Mean linear colour of the texels with alpha ≥ 0.5, and the share of such texels.
 fn covered_colour(level: &Rgba8Level) -> ([f32; 3], f32) {
     let mut sum = [0.0f64; 3];
     let mut n = 0usize;
     for t in level.rgba.chunks_exact(4).filter(|t| t[3] >= 128) {
-        (0..3).for_each(|c| sum[c] += srgb_to_linear(t[c]) as f64);
+        (0..3).for_each(|c| sum[c] += srgb_to_linear(f32::from(t[c]) / 255.0) as f64);
         n += 1;
     }
     let texels = (level.rgba.len() / 4).max(1);

@@ -3,17 +3,13 @@
 
 use glam::Vec3A;
 
-use super::build::{self, Proxy};
+use super::build::{self, level, Proxy};
 use crate::impostor::Image;
 use crate::lighting::{bake_lighting, LightingSpec, Occluders, SceneMesh, VolumeDesc};
 use crate::rays::{Bvh, Ray};
 use crate::rng::Rng;
 use crate::trees;
-use kiln_formats::sections::{Rgba8Level, SpeciesTextures, TreePrototypes, TreeTextures};
-
-fn level(img: &Image) -> Rgba8Level {
-    Rgba8Level { width: img.width, height: img.height, rgba: img.rgba.clone() }
-}
+use kiln_formats::sections::{SpeciesTextures, TreePrototypes, TreeTextures};
 
 /// The cosine-weighted share of the sky the real tree leaves open above `p`: rays through the
 /// mesh, passing leaf texels whose alpha is below the test.
