@@ -104,38 +104,9 @@ fn albedo(world: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     return mix(mix(rock, grass, flat_ground), snow, snowy);
 }
 
-// PCF of the sun's shadow map over a 3×3-texel tent (four bilinear comparison taps); 1 = lit. The receiver is pushed along its normal by a texel or
-// two (normal-offset), which removes acne without detaching shadows from their casters.
-fn sun_visibility(world: vec3<f32>, n: vec3<f32>) -> f32 {
-    if ((frame.params.z & 1u) == 0u) {
-        return 1.0;
-    }
-    let p = frame.light_view_proj * vec4<f32>(world + n * (frame.sun_dir.w * 1.5), 1.0);
-    let q = p.xyz / p.w;
-    let uv = q.xy * vec2<f32>(0.5, -0.5) + 0.5;
-    if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || q.z > 1.0) {
-        return 1.0;
-    }
-    let texel = 0.5 / f32(frame.params.y);
-    let z = q.z - 0.0005;
-    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, -texel), z)
-        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, -texel), z)
-        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, texel), z)
-        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, texel), z);
-    return lit * 0.25;
-}
-
-fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
-    let d = world - frame.camera_pos.xyz;
-    let dist = length(d);
-    let amount = (1.0 - exp(-dist * frame.fog.x)) * frame.fog.w;
-    let horizon = normalize(vec3<f32>(d.xy, abs(d.z) * 0.1 + 1e-3 * dist));
-    return mix(c, sky_radiance(horizon), amount);
-}
-
 fn lit_color(v: TerrainVary, n: vec3<f32>) -> vec3<f32> {
     let base = albedo(v.world, n);
-    let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n);
+    let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n, 0.0005);
     var ambient: vec3<f32>;
     if (v.irradiance.w > 0.5) {
         ambient = v.irradiance.rgb * v.ao;

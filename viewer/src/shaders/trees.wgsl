@@ -136,33 +136,6 @@ fn dither_keep(pixel: vec2<f32>, t: Tree) -> bool {
     return n >= thr;
 }
 
-fn sun_visibility(world: vec3<f32>, n: vec3<f32>) -> f32 {
-    if ((frame.params.z & 1u) == 0u) {
-        return 1.0;
-    }
-    let p = frame.light_view_proj * vec4<f32>(world + n * (frame.sun_dir.w * 1.5), 1.0);
-    let q = p.xyz / p.w;
-    let uv = q.xy * vec2<f32>(0.5, -0.5) + 0.5;
-    if (any(uv < vec2<f32>(0.0)) || any(uv > vec2<f32>(1.0)) || q.z > 1.0) {
-        return 1.0;
-    }
-    let texel = 0.5 / f32(frame.params.y);
-    let z = q.z - 0.001;
-    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, -texel), z)
-        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, -texel), z)
-        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-texel, texel), z)
-        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(texel, texel), z);
-    return lit * 0.25;
-}
-
-fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
-    let d = world - frame.camera_pos.xyz;
-    let dist = length(d);
-    let amount = (1.0 - exp(-dist * frame.fog.x)) * frame.fog.w;
-    let horizon = normalize(vec3<f32>(d.xy, abs(d.z) * 0.1 + 1e-3 * dist));
-    return mix(c, sky_radiance(horizon), amount);
-}
-
 // Baked irradiance at the crown for normal n: lerp(side, up, n.z) above, lerp(side, down, -n.z)
 // below; the hemisphere fallback where the bake has none.
 fn ambient(t: Tree, n: vec3<f32>) -> vec3<f32> {
@@ -178,7 +151,7 @@ const REP_COLORS = array<vec3<f32>, 4>(vec3<f32>(0.95, 0.12, 0.10), vec3<f32>(0.
 // `leaf`: light through the leaf from behind adds a little (translucency).
 fn shade(t: Tree, world: vec3<f32>, n: vec3<f32>, albedo: vec3<f32>, ao: f32, leaf: bool) -> vec3<f32> {
     let ndl = dot(n, frame.sun_dir.xyz);
-    let vis = sun_visibility(world, n * sign(ndl + 1e-4));
+    let vis = sun_visibility(world, n * sign(ndl + 1e-4), 0.001);
     var direct = max(ndl, 0.0);
     if (leaf) {
         direct += 0.3 * max(-ndl, 0.0);

@@ -100,7 +100,8 @@ impl TerrainPipelines {
     /// Compiles the shader module for colour format `color`; pipelines come with
     /// [`TerrainPipelines::prepare`].
     pub fn new(device: &wgpu::Device, layouts: &Layouts, color: wgpu::TextureFormat, wire_method: WireMethod) -> Self {
-        let module = shader(device, "terrain", include_str!("../../shaders/terrain.wgsl"));
+        let module =
+            shader(device, "terrain", &format!("{}\n{}", include_str!("../../shaders/sunlight.wgsl"), include_str!("../../shaders/terrain.wgsl")));
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("terrain"),
             bind_group_layouts: &[Some(&layouts.frame), Some(&layouts.tile), Some(&layouts.surface)],

@@ -55,7 +55,8 @@ fn entry(kind: Kind, shadow: bool) -> (&'static str, Option<&'static str>) {
 impl TreePipelines {
     /// The module and layouts; pipelines come with [`TreePipelines::prepare`].
     pub fn new(device: &wgpu::Device, layouts: &Layouts, material: &wgpu::BindGroupLayout, color: wgpu::TextureFormat) -> Self {
-        let module = shader(device, "trees", include_str!("../../shaders/trees.wgsl"));
+        let module =
+            shader(device, "trees", &format!("{}\n{}", include_str!("../../shaders/sunlight.wgsl"), include_str!("../../shaders/trees.wgsl")));
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("trees"),
             bind_group_layouts: &[Some(&layouts.frame), Some(material), Some(&layouts.surface)],
