@@ -2,7 +2,9 @@
 
 use crate::error::{bad, FormatError};
 use crate::pack::{Pack, PackBuilder, Section};
-use crate::sections::{IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, TreeInstances, TreeLighting, VertexAo, VertexIrradiance};
+use crate::sections::{
+    GrassTile, IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, TreeInstances, TreeLighting, VertexAo, VertexIrradiance,
+};
 use crate::tile_id::TileId;
 
 /// Everything a tile pack holds, decoded and checked across sections: what `kiln verify` checks, and
@@ -28,6 +30,8 @@ pub struct TileContents {
     pub trees: Option<TreeInstances>,
     /// Baked lighting of those trees, one entry per instance.
     pub tree_lighting: Option<TreeLighting>,
+    /// The ground under the tile's grass and (level 0) its patch instances.
+    pub grass: Option<GrassTile>,
 }
 
 impl TileContents {
@@ -85,7 +89,13 @@ impl TileContents {
                 return Err(bad(TreeLighting::KIND, format!("instance {i} has irradiance {:?}", l.0[i])));
             }
         }
-        Ok(TileContents { info, mesh, ao, irradiance, volume, trees, tree_lighting })
+        let grass: Option<GrassTile> = pack.get()?;
+        if let (Some(g), PackKind::Tile { level, .. }) = (&grass, &info.kind) {
+            if *level > 0 && !g.instances.is_empty() {
+                return Err(bad(GrassTile::KIND, format!("{} patch instances in a level-{level} tile (only level 0 lists them)", g.instances.len())));
+            }
+        }
+        Ok(TileContents { info, mesh, ao, irradiance, volume, trees, tree_lighting, grass })
     }
 
     /// The tile this pack holds.
@@ -105,11 +115,12 @@ impl TileContents {
             volume: None,
             trees: None,
             tree_lighting: None,
+            grass: None,
         }
     }
 
     /// The pack bytes of this tile: `PINF` and then each present section in the order the baker
-    /// writes them (`TMSH`, `VXAO`, `TINS`, `VXIR`, `IRVL`, `TILT`), with the default codec. It is the one pack
+    /// writes them (`TMSH`, `VXAO`, `TINS`, `VXIR`, `IRVL`, `TILT`, `GRSS`), with the default codec. It is the one pack
     /// writer of tests and tools that make tiles without the baker, so their packs pass the same
     /// [`TileContents::read`] as baked ones; the baker assembles its packs from its products.
     pub fn to_pack(&self, writer_version: [u16; 3]) -> Result<Vec<u8>, FormatError> {
@@ -132,6 +143,9 @@ impl TileContents {
         }
         if let Some(l) = &self.tree_lighting {
             b.add(l)?;
+        }
+        if let Some(g) = &self.grass {
+            b.add(g)?;
         }
         b.to_bytes()
     }

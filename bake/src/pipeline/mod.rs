@@ -43,7 +43,7 @@ use crate::world::World;
 
 /// Version of pack assembly (the pack key's stage): bump it when a tile's pack bytes change for the
 /// same product outputs. Each product keeps the version of its own algorithm beside it.
-const PACK_VERSION: u32 = 5;
+const PACK_VERSION: u32 = 6;
 
 /// The largest `--jobs` accepted.
 pub const MAX_JOBS: usize = 256;

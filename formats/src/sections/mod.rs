@@ -2,6 +2,7 @@
 
 mod codec;
 mod files;
+mod grass;
 mod info;
 mod manifest;
 mod mesh;
@@ -13,6 +14,10 @@ mod vertex_attrs;
 mod volume;
 
 pub use files::{EmbeddedFile, EmbeddedFiles};
+pub use grass::{
+    Flower, GrassBlade, GrassInstance, GrassLevel, GrassPatch, GrassPatches, GrassTile, MAX_BLADE_SEGMENTS, MAX_GRASS_LEVELS, MAX_GRASS_MAP,
+    NO_PARENT,
+};
 pub use info::{PackInfo, PackKind};
 pub use manifest::{Manifest, TileNode, MAX_TILES_PER_AXIS};
 pub use mesh::{Lattice, TerrainMesh};

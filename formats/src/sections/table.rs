@@ -7,8 +7,8 @@
 //! every kind here has a comparison.
 
 use super::{
-    EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances, TreeLighting,
-    TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
+    EmbeddedFiles, GrassPatches, GrassTile, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances,
+    TreeLighting, TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
 };
 use crate::container::SectionKind;
 use crate::error::FormatError;
@@ -58,6 +58,8 @@ pub static SECTION_TYPES: &[SectionType] = &[
     kind!(TreeCards, "tree billboard cards"),
     kind!(TreeInstances, "tree instances"),
     kind!(TreeLighting, "tree lighting"),
+    kind!(GrassPatches, "grass patches"),
+    kind!(GrassTile, "grass ground and instances"),
 ];
 
 /// The table entry of `kind`; `None` for kinds this reader does not know.
