@@ -37,13 +37,37 @@ fn report(name: &str, spec: &PatchSpec, count: u32, repeats: usize) {
         "{name}: {count} patches of {} blades (density {:.0}/unit², merge radius {:.4}) in {:.2} ms, {:.3} ms per patch ({} blades over all levels)",
         patches[0].levels[0].blades.len(),
         spec.density,
-        merge_radius(spec),
+        merge_radius(&patches[0].levels[0].blades),
         time.as_secs_f64() * 1e3,
         time.as_secs_f64() * 1e3 / f64::from(count),
         blades
     );
     println!("  mean blades per level: {}", mean.iter().map(|m| format!("{m:.0}")).collect::<Vec<_>>().join(" → "));
     println!("  fall per level: {}", falls.join(", "));
+    // How far apart merged children stand, in blade spacings of their level (side / √count): a
+    // merge bound too loose shows as far pairs, i.e. clumped coarse levels.
+    let spread: Vec<String> = (1..levels)
+        .map(|k| {
+            let (mut sum, mut most, mut pairs) = (0.0f64, 0.0f64, 0usize);
+            for p in &patches {
+                let prev = &p.levels[k - 1].blades;
+                let spacing = f64::from(spec.patch_size) / (prev.len() as f64).sqrt();
+                let mut first = vec![usize::MAX; p.levels[k].blades.len()];
+                for (i, b) in prev.iter().enumerate() {
+                    let j = b.parent as usize;
+                    if first[j] == usize::MAX {
+                        first[j] = i;
+                    } else {
+                        let (a, c) = (prev[first[j]].position, b.position);
+                        let d = f64::from((a[0] - c[0]).hypot(a[1] - c[1])) / spacing;
+                        (sum, most, pairs) = (sum + d, most.max(d), pairs + 1);
+                    }
+                }
+            }
+            format!("{:.2}/{:.1}", sum / pairs.max(1) as f64, most)
+        })
+        .collect();
+    println!("  pair distance per level, mean/max in spacings: {}", spread.join(", "));
     let t = tint(&patches);
     println!("  tint (linear): [{:.4}, {:.4}, {:.4}]", t[0], t[1], t[2]);
 }

@@ -214,7 +214,7 @@ pub fn blade_area(b: &Blade) -> f32 {
 /// Pure and deterministic. The spec must pass [`PatchSpec::validate`].
 pub fn grow_patch(spec: &PatchSpec, seed: u64, index: u32) -> Patch {
     let mut blades = generate::blades(spec, seed, index);
-    let radius = merge_radius(spec);
+    let radius = merge_radius(&blades);
     let mut levels = Vec::with_capacity(spec.levels);
     for k in 1..spec.levels {
         let next = merge_level(&mut blades, k, radius);
