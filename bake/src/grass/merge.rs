@@ -109,8 +109,8 @@ impl Grid {
         let reach = (bound / self.cell).ceil() as usize;
         let [cx, cy] = self.coords(p);
         let mut best: Option<(f32, usize)> = None;
-        for y in cy.saturating_sub(reach)..=(cy + reach).min(self.side[1] - 1) {
-            for x in cx.saturating_sub(reach)..=(cx + reach).min(self.side[0] - 1) {
+        for y in cy.saturating_sub(reach)..=cy.saturating_add(reach).min(self.side[1] - 1) {
+            for x in cx.saturating_sub(reach)..=cx.saturating_add(reach).min(self.side[0] - 1) {
                 let c = y * self.side[0] + x;
                 for &j in &self.items[self.starts[c] as usize..self.starts[c + 1] as usize] {
                     let j = j as usize;
@@ -161,7 +161,7 @@ pub fn merge_level(prev: &mut [Blade], level: usize, radius: f32) -> Vec<Blade> 
     if n == 0 {
         return Vec::new();
     }
-    let mut bound = (radius * libm::exp2f(level as f32)).max(SPACINGS * spacing(prev));
+    let mut bound = (radius * (1u64 << level.min(63)) as f32).max(SPACINGS * spacing(prev));
     let all: Vec<u32> = (0..n as u32).collect();
     let mut pairs = pass(prev, &all, bound, &mut used, &mut partner);
     // Once the bound spans every blade, a pass pairs all the singles but one: the loop ends there.
