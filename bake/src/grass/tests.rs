@@ -309,3 +309,36 @@ fn validate_refuses_bad_values() {
         assert!(spec.validate().is_err(), "{name} accepted");
     }
 }
+
+#[test]
+fn specs_at_the_edges_of_their_ranges_grow_and_keep_area() {
+    let d = PatchSpec::default();
+    let edges = [
+        PatchSpec { patch_size: 0.01, density: 1.0, ..d.clone() },
+        PatchSpec { density: 40.0, levels: MAX_LEVELS, ..d.clone() },
+        PatchSpec { variation: 0.94, lean: 10.0, bend: 0.9, color: [1.0, 0.0, 1.0], color_variation: 0.9, ..d.clone() },
+        PatchSpec { patch_size: 0.2, density: 1e6, blade_width: 10.0, blade_length: 100.0, flowers: 1e5, ..d },
+    ];
+    for spec in edges {
+        spec.validate().unwrap();
+        let p = grow_patch(&spec, 3, 4);
+        assert_eq!(p.levels.len(), spec.levels);
+        let a0 = area(&p.levels[0].blades);
+        for l in &p.levels {
+            assert!((area(&l.blades) - a0).abs() <= 1e-6 * a0, "{spec:?}");
+            assert!(l.blades.iter().all(|b| b.color.iter().all(|&c| c >= 0.0) && b.direction[2] > 0.0));
+        }
+    }
+}
+
+#[test]
+fn blades_on_one_spot_still_pair_once_each() {
+    let b = super::generate::blades(&PatchSpec::default(), 2, 0)[0];
+    let mut same = vec![b; 101];
+    let next = merge_level(&mut same, 2, 0.0);
+    assert_eq!(next.len(), 51);
+    let mut children = vec![0; next.len()];
+    same.iter().for_each(|c| children[c.parent as usize] += 1);
+    assert_eq!(children.iter().filter(|&&c| c == 2).count(), 50);
+    assert!((area(&next) - area(&same)).abs() <= 1e-6 * area(&same));
+}
