@@ -152,8 +152,9 @@ fn pass(prev: &[Blade], candidates: &[u32], bound: f32, used: &mut [bool], partn
 }
 
 /// Builds level `level` (≥ 1) from `prev` (level `level − 1`) by the rule above with the bound
-/// `max(radius · 2^level, SPACINGS · spacing of prev)` (widened when too few pairs form), and sets each `prev[i].parent` to the index
-/// of the output blade it went into. Each output blade has one or two children.
+/// `max(radius · 2^level, SPACINGS · spacing of prev)` (widened when too few pairs form), and sets
+/// each `prev[i].parent` to the index of the output blade it went into. Each output blade has one
+/// or two children.
 pub fn merge_level(prev: &mut [Blade], level: usize, radius: f32) -> Vec<Blade> {
     let n = prev.len();
     let mut used = vec![false; n];
@@ -199,7 +200,7 @@ pub fn merge_level(prev: &mut [Blade], level: usize, radius: f32) -> Vec<Blade> 
 }
 
 /// The mean spacing of the blades: √(bounding-box area / count).
-fn spacing(blades: &[Blade]) -> f32 {
+pub(super) fn spacing(blades: &[Blade]) -> f32 {
     let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
     for b in blades {
         (0..2).for_each(|a| {

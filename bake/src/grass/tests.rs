@@ -342,3 +342,30 @@ fn blades_on_one_spot_still_pair_once_each() {
     assert_eq!(children.iter().filter(|&&c| c == 2).count(), 50);
     assert!((area(&next) - area(&same)).abs() <= 1e-6 * area(&same));
 }
+
+#[test]
+fn at_the_default_spec_every_pair_is_within_the_first_pass_bound() {
+    for seed in [0u64, 77] {
+        for index in [0u32, 9] {
+            let patch = grow_patch(&PatchSpec::default(), seed, index);
+            let radius = merge_radius(&patch.levels[0].blades);
+            for k in 1..patch.levels.len() {
+                let prev = &patch.levels[k - 1].blades;
+                let bound = (radius * (1u32 << k) as f32).max(super::merge::SPACINGS * super::merge::spacing(prev));
+                let mut first = vec![usize::MAX; patch.levels[k].blades.len()];
+                let mut farthest = 0.0f32;
+                for (i, b) in prev.iter().enumerate() {
+                    let j = b.parent as usize;
+                    if first[j] == usize::MAX {
+                        first[j] = i;
+                    } else {
+                        let a = prev[first[j]].position;
+                        farthest = farthest.max((a[0] - b.position[0]).hypot(a[1] - b.position[1]));
+                    }
+                }
+                assert!(farthest <= bound * (1.0 + 1e-6), "seed {seed} patch {index} level {k}: pair {farthest} apart, bound {bound}");
+                assert!(farthest > 0.5 * bound, "level {k}: the bound {bound} is far looser than any pair ({farthest})");
+            }
+        }
+    }
+}
