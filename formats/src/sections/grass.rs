@@ -215,7 +215,7 @@ impl Section for GrassPatches {
         let k = Self::KIND;
         let mut r = ByteReader::new(k, raw);
         let [patch_size, t0, t1, t2] = r.finite_arrays::<4>(1, "patch size and tint")?[0];
-        if !(patch_size > 0.0) {
+        if patch_size <= 0.0 {
             return Err(bad(k, format!("patch size {patch_size}")));
         }
         let levels = r.u32()? as usize;
@@ -345,7 +345,7 @@ impl Section for GrassTile {
         let mut r = ByteReader::new(k, raw);
         let patches_hash = r.u64()?;
         let [ox, oy, spacing, height_min, height_step] = r.finite_arrays::<5>(1, "map placement")?[0];
-        if !(spacing > 0.0) || !(height_step >= 0.0) {
+        if spacing <= 0.0 || height_step < 0.0 {
             return Err(bad(k, format!("map spacing {spacing} and height step {height_step}")));
         }
         let size = r.u32()?;
@@ -364,7 +364,7 @@ impl Section for GrassTile {
         for _ in 0..n {
             let [x, y, height_scale] = r.finite_arrays::<3>(1, "instance values")?[0];
             let (patch, rotation) = (r.u16()?, r.u8()?);
-            if rotation > 3 || !(height_scale > 0.0) {
+            if rotation > 3 || height_scale <= 0.0 {
                 return Err(bad(k, format!("an instance with rotation {rotation} and height scale {height_scale}")));
             }
             instances.push(GrassInstance { origin: [x, y], rotation, patch, height_scale });
