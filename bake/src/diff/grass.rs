@@ -1,9 +1,10 @@
 //! Grass comparisons of `kiln diff`: the shared pack's patches and their LOD chains (`GPAT`), and a
 //! tile's ground maps and patch instances (`GRSS`).
 //!
-//! Blades are matched by position, not by index: for each blade of one side the nearest blade of the
-//! other in the same patch and level (a grid search, both directions), so a regenerated patch whose
-//! blades moved a little reads as a small distance rather than as a different list.
+//! Blades are matched by position when their order does not explain them: for each blade of one side
+//! the nearest blade of the other in the same patch and level (a grid search, both directions), so a
+//! regenerated patch whose blades were reordered reads as a small distance rather than as a different
+//! list; blades that kept their order are compared with their namesakes.
 
 use std::collections::BTreeMap;
 
@@ -139,28 +140,45 @@ struct BladeStats {
     color_max: f64,
     /// Largest direction, normal or bend component difference of matched blades.
     shape_max: f64,
+    /// Patch levels matched in index order and by nearest blade.
+    in_order: usize,
+    nearest: usize,
 }
 
 impl BladeStats {
-    fn add(&mut self, a: &[GrassBlade], b: &[GrassBlade]) {
+    /// Matches one patch level's blades and accumulates the differences of the matched pairs. Equal
+    /// counts are matched in index order when that explains the blades as well as nearest matching
+    /// does (the worst in-order distance within the tolerance, or at most twice the worst nearest
+    /// one): in dense grass, or where merged blades overlap, a blade's nearest neighbour on the other
+    /// side is often another blade, and its colour and shape differences would be noise.
+    fn add(&mut self, a: &[GrassBlade], b: &[GrassBlade], tol: f32) {
         let (pa, pb): (Vec<[f32; 2]>, Vec<[f32; 2]>) = (a.iter().map(|x| x.position).collect(), b.iter().map(|x| x.position).collect());
         let (ga, gb) = (Grid::new(&pa), Grid::new(&pb));
-        for x in a {
-            let Some((j, d)) = gb.nearest(x.position) else { continue };
-            let y = &b[j];
-            self.distance_max = nan_max(self.distance_max, d);
+        let nearest: Vec<Option<(usize, f64)>> = pa.iter().map(|&p| gb.nearest(p)).collect();
+        // Symmetric: a blade of B far from every blade of A counts too.
+        let back = pb.iter().filter_map(|&p| ga.nearest(p)).map(|(_, d)| d).fold(0.0, nan_max);
+        let nearest_worst = nearest.iter().flatten().map(|&(_, d)| d).fold(back, nan_max);
+        let in_order = (a.len() == b.len()).then(|| pa.iter().zip(&pb).map(|(p, q)| dist2(*p, *q).sqrt()).fold(0.0, nan_max));
+        let pairs: Vec<(usize, usize, f64)> = match in_order {
+            Some(worst) if !exceeds(worst, tol) || worst <= 2.0 * nearest_worst => {
+                self.in_order += 1;
+                self.distance_max = nan_max(self.distance_max, worst);
+                (0..a.len()).map(|i| (i, i, dist2(pa[i], pb[i]).sqrt())).collect()
+            }
+            _ => {
+                self.nearest += 1;
+                self.distance_max = nan_max(self.distance_max, nearest_worst);
+                nearest.iter().enumerate().filter_map(|(i, m)| m.map(|(j, d)| (i, j, d))).collect()
+            }
+        };
+        for (i, j, d) in pairs {
+            let (x, y) = (&a[i], &b[j]);
             self.distance_sum += d;
             self.matched += 1;
             self.size_max = nan_max(self.size_max, max_abs_of(&[x.width, x.length], &[y.width, y.length]));
             self.color_max = nan_max(self.color_max, max_abs_of(&x.color, &y.color));
             let shape = |v: &GrassBlade| [v.direction[0], v.direction[1], v.direction[2], v.normal[0], v.normal[1], v.normal[2], v.bend];
             self.shape_max = nan_max(self.shape_max, max_abs_of(&shape(x), &shape(y)));
-        }
-        // Symmetric: a blade of B far from every blade of A counts too.
-        for y in b {
-            if let Some((_, d)) = ga.nearest(y.position) {
-                self.distance_max = nan_max(self.distance_max, d);
-            }
         }
     }
 }
@@ -179,10 +197,11 @@ fn flower_stats(a: &[Flower], b: &[Flower]) -> (f64, f64) {
 }
 
 /// `GPAT`: patch and level counts, each level's blade count and segments must match (structure);
-/// per level the total area's relative difference; blades matched to their nearest in the same patch
-/// and level: base distance (max both ways, mean), width/length differences (distances), colour,
-/// direction/normal/bend differences (fields), parent changes (in index order); flowers likewise.
-/// Distances are judged against `distance`, colour, shape and relative area against `field_max`.
+/// per level the total area's relative difference; blades matched in order or to their nearest in the
+/// same patch and level (see `BladeStats::add`): base distance (max both ways, mean), width/length
+/// differences (distances), colour, direction/normal/bend differences (fields), parent changes (in
+/// index order); flowers by nearest. Distances are judged against `distance`, colour, shape and
+/// relative area against `field_max`.
 pub(super) fn patches(x: &[u8], y: &[u8], cx: &Context) -> Result<Judged, FormatError> {
     let (a, b) = (GrassPatches::decode(x)?, GrassPatches::decode(y)?);
     let mut details = BTreeMap::new();
@@ -215,7 +234,7 @@ pub(super) fn patches(x: &[u8], y: &[u8], cx: &Context) -> Result<Judged, Format
             if lp.segments != lq.segments {
                 structure.push(format!("patch {i} level {k}: {} vs {} segments", lp.segments, lq.segments));
             }
-            stats.add(&lp.blades, &lq.blades);
+            stats.add(&lp.blades, &lq.blades, cx.tol.distance);
         }
     }
     let (mut flower_distance, mut flower_color) = (0f64, 0f64);
@@ -233,6 +252,7 @@ pub(super) fn patches(x: &[u8], y: &[u8], cx: &Context) -> Result<Judged, Format
     details.insert("per_level".into(), json!(per_level));
     details.insert("area_max_relative".into(), json!(area_rel));
     details.insert("blade_distance_max".into(), json!(stats.distance_max));
+    details.insert("matching".into(), json!({ "in_order": stats.in_order, "nearest": stats.nearest }));
     details.insert("blade_distance_mean".into(), json!(stats.distance_sum / stats.matched.max(1) as f64));
     details.insert("blade_size_max".into(), json!(stats.size_max));
     details.insert("blade_color_max".into(), json!(stats.color_max));

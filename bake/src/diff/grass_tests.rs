@@ -78,6 +78,26 @@ fn moved_blades_read_as_a_distance() {
 }
 
 #[test]
+fn close_blades_that_kept_their_order_are_compared_with_their_namesakes() {
+    let mut a = patches(0.0);
+    let level = &mut a.patches[0].levels[0].blades;
+    level[1].position = [0.1005, 0.1];
+    level[1].color = [0.3, 0.4, 0.1];
+    let mut b = a.clone();
+    b.patches[0].levels.iter_mut().flat_map(|l| &mut l.blades).for_each(|x| x.position[0] += 0.001);
+    let j = run(super::patches, a.encode().unwrap(), b.encode().unwrap(), &Tolerances::default());
+    // By nearest, blade 1 of A (x 0.1005) would meet blade 0 of B (x 0.101), of another colour.
+    assert_eq!(j.details["blade_color_max"].as_f64(), Some(0.0), "{:?}", j.details);
+    assert_eq!(j.details["matching"]["in_order"], 2);
+    assert!((j.details["blade_distance_max"].as_f64().unwrap() - 0.001).abs() < 1e-6);
+    // Reversed order: nearest matching, and the distance stays small.
+    let mut c = a.clone();
+    c.patches[0].levels[1].blades.reverse();
+    let j = run(super::patches, a.encode().unwrap(), c.encode().unwrap(), &Tolerances { distance: 0.01, ..Default::default() });
+    assert_eq!((j.details["matching"]["nearest"].as_u64(), j.details["blade_distance_max"].as_f64()), (Some(1), Some(0.0)), "{:?}", j.details);
+}
+
+#[test]
 fn area_colour_and_structure_are_judged() {
     let mut wide = patches(0.0);
     wide.patches[0].levels[1].blades[0].width = 0.03;
