@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Each module and the modules of this crate it may name (`crate::X`).
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("cli", &["budget", "density", "diff", "peak_memory", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid"]),
+    ("cli", &["budget", "density", "diff", "peak_memory", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid", "grass"]),
     ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter"]),
     ("diff", &[]),
     ("budget", &["world"]),

@@ -16,29 +16,37 @@ pub const TREES_PRODUCT: &str = "tree-prototypes";
 /// The shared trees pack of `path`: the pack itself when `path` is a file, else the pack the bake's
 /// `manifest.kpack` lists for [`TREES_PRODUCT`]. Returns its path and the opened pack.
 pub fn open_trees_pack(path: &Path) -> Result<(PathBuf, Pack), CliError> {
+    open_shared_pack(path, TREES_PRODUCT, "tree prototypes")
+}
+
+/// The shared pack of `product` for `path`: the pack itself when `path` is a file, else the pack the
+/// bake's `manifest.kpack` lists for `product` in `SHRD` (`what` names it in the error when there is
+/// none). Returns its path and the opened pack.
+pub fn open_shared_pack(path: &Path, product: &str, what: &str) -> Result<(PathBuf, Pack), CliError> {
     if path.is_file() {
         return Ok((path.to_owned(), Pack::open(path)?));
     }
     let manifest_path = path.join("manifest.kpack");
     let manifest = Pack::open(&manifest_path)?;
     let at = |e: kiln_formats::FormatError| CliError::Failed(format!("{}: {e}", manifest_path.display()));
-    // A manifest that does not decode is not a bake; one without SHRD is a bake without trees.
+    // A manifest that does not decode is not a bake; one without SHRD is a bake without the product.
     manifest.require::<Manifest>().map_err(at)?;
     let shared: Option<SharedPacks> = manifest.get().map_err(at)?;
-    let entry = shared.as_ref().and_then(|s| s.get(TREES_PRODUCT)).ok_or_else(|| {
-        CliError::Usage(format!("{}: the bake has no tree prototypes (no \"{TREES_PRODUCT}\" pack in SHRD)", manifest_path.display()))
-    })?;
+    let entry = shared
+        .as_ref()
+        .and_then(|s| s.get(product))
+        .ok_or_else(|| CliError::Usage(format!("{}: the bake has no {what} (no \"{product}\" pack in SHRD)", manifest_path.display())))?;
     let file = path.join(&entry.path);
     let pack = Pack::open(&file)?;
     Ok((file, pack))
 }
 
 /// A required section of the trees pack at `file`, with the file named in the error.
-fn section<T: Section>(file: &Path, pack: &Pack) -> Result<T, CliError> {
+pub(super) fn section<T: Section>(file: &Path, pack: &Pack) -> Result<T, CliError> {
     pack.require().map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))
 }
 
-fn bad_index(file: &Path, what: &str, n: u32, count: usize) -> CliError {
+pub(super) fn bad_index(file: &Path, what: &str, n: u32, count: usize) -> CliError {
     let range = if count == 0 { "it has none".to_owned() } else { format!("it has {count}, numbered 0 to {}", count - 1) };
     CliError::Usage(format!("{}: no {what} {n}; {range}", file.display()))
 }
@@ -132,21 +140,21 @@ fn prototype_glb(p: &TreePrototype, name: &str, bark_count: usize, leaf_count: u
     g.finish(doc)
 }
 
-const FLOAT: u32 = 5126;
-const UNSIGNED_INT: u32 = 5125;
-const ARRAY_BUFFER: u32 = 34962;
-const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+pub(super) const FLOAT: u32 = 5126;
+pub(super) const UNSIGNED_INT: u32 = 5125;
+pub(super) const ARRAY_BUFFER: u32 = 34962;
+pub(super) const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 
 /// A GLB under construction: one binary buffer of 4-byte aligned views, and the accessors over them.
 #[derive(Default)]
-struct Glb {
+pub(super) struct Glb {
     bin: Vec<u8>,
     views: Vec<serde_json::Value>,
     accessors: Vec<serde_json::Value>,
 }
 
 impl Glb {
-    fn view(&mut self, data: Vec<u8>, target: Option<u32>) -> usize {
+    pub(super) fn view(&mut self, data: Vec<u8>, target: Option<u32>) -> usize {
         let offset = self.bin.len();
         self.bin.extend_from_slice(&data);
         while !self.bin.len().is_multiple_of(4) {
@@ -160,12 +168,12 @@ impl Glb {
         self.views.len() - 1
     }
 
-    fn accessor(&mut self, a: serde_json::Value) -> usize {
+    pub(super) fn accessor(&mut self, a: serde_json::Value) -> usize {
         self.accessors.push(a);
         self.accessors.len() - 1
     }
 
-    fn finish(self, mut doc: serde_json::Value) -> Vec<u8> {
+    pub(super) fn finish(self, mut doc: serde_json::Value) -> Vec<u8> {
         doc["buffers"] = json!([{ "byteLength": self.bin.len() }]);
         doc["bufferViews"] = json!(self.views);
         doc["accessors"] = json!(self.accessors);

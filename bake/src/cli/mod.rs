@@ -1,6 +1,7 @@
 //! The `kiln` command line. [`run`] parses arguments and dispatches; each command has a module.
 
 pub mod export;
+pub mod export_grass;
 pub mod export_trees;
 pub mod inspect;
 mod progress;
@@ -149,17 +150,27 @@ enum Command {
         json: bool,
     },
     /// Export a tile's mesh (glb or ply) or its density samples (raw f32 + JSON header), a tree
-    /// prototype (glb with its textures) or a tree impostor atlas (PNG maps + JSON header).
+    /// prototype (glb with its textures), a tree impostor atlas (PNG maps + JSON header) or a grass
+    /// patch's level (ply or glb).
     Export {
-        /// A bake's output directory, e.g. out/ice_caves (with --prototype or --impostor, also the
-        /// shared trees pack itself, e.g. out/ice_caves/shared/tree-prototypes.kpack).
+        /// A bake's output directory, e.g. out/ice_caves (with --prototype, --impostor or
+        /// --grass-patch, also the shared pack itself, e.g. out/ice_caves/shared/tree-prototypes.kpack).
         bake_dir: PathBuf,
         /// The tile, as X,Y (tile indices of the chosen level).
-        #[arg(long, value_parser = parse_pair, required_unless_present_any = ["prototype", "impostor"], conflicts_with_all = ["prototype", "impostor"])]
+        #[arg(
+            long,
+            value_parser = parse_pair,
+            required_unless_present_any = ["prototype", "impostor", "grass_patch"],
+            conflicts_with_all = ["prototype", "impostor", "grass_patch"]
+        )]
         tile: Option<(u32, u32)>,
-        /// LOD level (0 = finest).
+        /// LOD level (0 = finest): the tile's, or with --grass-patch the patch's.
         #[arg(long, default_value_t = 0)]
         level: u32,
+        /// Export level --level of unique grass patch N: every blade as its curved tapered strip, with
+        /// per-vertex colour, in patch-local coordinates.
+        #[arg(long, value_name = "N", conflicts_with_all = ["prototype", "impostor", "density", "skirts"])]
+        grass_patch: Option<u32>,
         /// Mesh format (ignored with --density).
         #[arg(long, value_enum, default_value = "glb")]
         format: export::MeshFormat,
@@ -281,14 +292,17 @@ where
             }
             Ok(if report.beyond > 0 { 1 } else { 0 })
         })(),
-        Command::Export { bake_dir, tile, level, format, skirts, density, prototype, lod, impostor, out } => match (prototype, impostor, tile) {
+        Command::Export { bake_dir, tile, level, grass_patch: Some(n), format, out, .. } if tile.is_none() => {
+            export_grass::export_patch(&bake_dir, n, level, format, &out).map(|()| 0)
+        }
+        Command::Export { bake_dir, tile, level, format, skirts, density, prototype, lod, impostor, out, .. } => match (prototype, impostor, tile) {
             (Some(n), _, _) => export_trees::export_prototype(&bake_dir, n, lod, &out).map(|()| 0),
             (None, Some(n), _) => export_trees::export_impostor(&bake_dir, n, &out).map(|()| 0),
             (None, None, Some((x, y))) if density => export::export_density(&bake_dir, level, x, y, &out).map(|()| 0),
             (None, None, Some((x, y))) => {
                 export::load_tile(&bake_dir, level, x, y, skirts).and_then(|m| export::write_mesh(&m, format, &out)).map(|()| 0)
             }
-            (None, None, None) => Err(CliError::Usage("kiln export needs --tile, --prototype or --impostor".into())),
+            (None, None, None) => Err(CliError::Usage("kiln export needs --tile, --prototype, --impostor or --grass-patch".into())),
         },
     };
     match result {

@@ -7,10 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use kiln_formats::sections::{Manifest, PackInfo, PackKind, SharedPacks, TreePrototypes};
+use kiln_formats::sections::{GrassPatches, Manifest, PackInfo, PackKind, SharedPacks, TreePrototypes};
 use kiln_formats::{find_packs, Pack, TileContents};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::export_grass::GRASS_PRODUCT;
 use super::CliError;
 
 /// What the manifest checks need to know about one pack that opened.
@@ -26,6 +27,10 @@ struct PackFacts {
     trees: Option<(u64, Option<u32>)>,
     /// A sound shared trees pack's prototype count.
     prototypes: Option<usize>,
+    /// A sound tile's grass: the shared pack hash its instances index and their largest patch index.
+    grass: Option<(u64, Option<u16>)>,
+    /// A sound shared grass pack's patch count.
+    grass_patches: Option<usize>,
 }
 
 /// Checks everything under `path`; returns one line per problem (empty when all holds) and the
@@ -79,8 +84,17 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     let at = |m: String| format!("{}: {m}", file.display());
     let mut out: Vec<String> = pack.verify().into_iter().map(|e| at(e.to_string())).collect();
     let bytes = pack.bytes();
-    let mut facts =
-        PackFacts { len: bytes.len() as u64, hash: xxh3_64(bytes), info: None, mesh_counts: None, mesh_bounds: None, trees: None, prototypes: None };
+    let mut facts = PackFacts {
+        len: bytes.len() as u64,
+        hash: xxh3_64(bytes),
+        info: None,
+        mesh_counts: None,
+        mesh_bounds: None,
+        trees: None,
+        prototypes: None,
+        grass: None,
+        grass_patches: None,
+    };
     match pack.get::<PackInfo>() {
         Ok(None) => out.push(at("no PINF pack-info section".into())),
         Ok(Some(info)) => facts.info = Some(info),
@@ -94,6 +108,7 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
                 facts.mesh_counts = t.mesh.as_ref().map(|m| (m.positions.len(), m.main_index_count / 3));
                 facts.mesh_bounds = t.mesh.as_ref().and_then(|m| m.bounds());
                 facts.trees = t.trees.as_ref().map(|t| (t.prototypes_hash, t.instances.iter().map(|i| i.prototype).max()));
+                facts.grass = t.grass.as_ref().map(|g| (g.patches_hash, g.instances.iter().map(|i| i.patch).max()));
             }
             Err(e) => out.push(at(e.to_string())),
         }
@@ -102,6 +117,7 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
     if is_shared && out.is_empty() {
         // `Pack::verify` decoded every section; the count is what tiles index.
         facts.prototypes = pack.get::<TreePrototypes>().ok().flatten().map(|p| p.prototypes.len());
+        facts.grass_patches = pack.get::<GrassPatches>().ok().flatten().map(|p| p.patches.len());
     }
     (facts, out)
 }
@@ -144,6 +160,7 @@ fn check_shared(dir: &Path, manifest_path: &Path, world: &str, facts: &BTreeMap<
         }
         prototypes_by_hash.insert(entry.content_hash, f.prototypes);
     }
+    check_grass(&shared, facts, dir, out);
     for (path, f) in facts {
         let Some((hash, max)) = f.trees else { continue };
         match prototypes_by_hash.get(&hash) {
@@ -155,6 +172,31 @@ fn check_shared(dir: &Path, manifest_path: &Path, world: &str, facts: &BTreeMap<
         }
     }
     listed
+}
+
+/// Grass against the manifest's `"grass"` shared pack: it holds `GPAT`, every tile's `GRSS` names
+/// exactly that pack's hash and only patches it has, and a bake without one has no `GRSS` at all.
+fn check_grass(shared: &SharedPacks, facts: &BTreeMap<PathBuf, PackFacts>, dir: &Path, out: &mut Vec<String>) {
+    let entry = shared.get(GRASS_PRODUCT);
+    // The patch count of the listed pack, when it could be read (a missing or broken one is reported as such).
+    let count = entry.and_then(|e| facts.get(&dir.join(&e.path))).map(|f| f.grass_patches);
+    if let (Some(e), Some(None)) = (entry, count) {
+        out.push(format!("{}: the manifest's grass pack has no GPAT (grass patches) section", dir.join(&e.path).display()));
+    }
+    for (path, f) in facts {
+        let Some((hash, max)) = f.grass else { continue };
+        let Some(e) = entry else {
+            out.push(format!("{}: has grass (GRSS) but the manifest lists no \"{GRASS_PRODUCT}\" shared pack", path.display()));
+            continue;
+        };
+        if hash != e.content_hash {
+            out.push(format!("{}: its grass references patches pack {hash:016x}, the manifest's is {:016x}", path.display(), e.content_hash));
+        } else if let (Some(Some(n)), Some(m)) = (count, max) {
+            if usize::from(m) >= n {
+                out.push(format!("{}: a grass instance uses patch {m} of the shared pack's {n}", path.display()));
+            }
+        }
+    }
 }
 
 fn check_manifest(dir: &Path, manifest_path: &Path, files: &[PathBuf], facts: &BTreeMap<PathBuf, PackFacts>) -> Vec<String> {

@@ -7,13 +7,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use kiln_formats::sections::{
-    EmbeddedFiles, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances, TreeLighting,
-    TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
+    EmbeddedFiles, GrassPatches, GrassTile, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances,
+    TreeLighting, TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
 };
 use kiln_formats::{FormatError, Section, SectionKind};
 use serde_json::{json, Value};
 
-use super::{images, symmetric_distance, trees, Tolerances};
+use super::{grass, images, symmetric_distance, trees, Tolerances};
 
 /// What a comparison of two differing sections of one kind found.
 #[derive(Clone, Debug, Default)]
@@ -62,6 +62,8 @@ pub static DIFFS: &[(SectionKind, DiffFn)] = &[
     (TreeCards::KIND, images::cards),
     (TreeInstances::KIND, trees::instances),
     (TreeLighting::KIND, trees::lighting),
+    (GrassPatches::KIND, grass::patches),
+    (GrassTile::KIND, grass::tile),
 ];
 
 /// The comparison of `kind`, or `None` if `kiln diff` cannot judge it.

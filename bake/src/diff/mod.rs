@@ -9,6 +9,7 @@
 //! without a comparison) is beyond any tolerance: the diff fails closed.
 
 mod geometry;
+mod grass;
 pub mod images;
 pub mod kinds;
 mod trees;

@@ -299,11 +299,31 @@ fn check_blade(k: SectionKind, patch: usize, level: usize, index: usize, b: &Gra
 
 impl GrassPatches {
     pub(crate) fn summary(&self) -> super::Summary {
-        let mut out = vec![("patches", self.patches.len().to_string()), ("patch_size", self.patch_size.to_string())];
-        for level in 0..self.levels() {
-            let blades: usize = self.patches.iter().map(|p| p.levels[level].blades.len()).sum();
+        // One key per level: the summary becomes a JSON object, where a repeated key would keep only the last level.
+        const LEVEL_KEYS: [&str; MAX_GRASS_LEVELS] = [
+            "level 0", "level 1", "level 2", "level 3", "level 4", "level 5", "level 6", "level 7", "level 8", "level 9", "level 10", "level 11",
+            "level 12", "level 13", "level 14", "level 15",
+        ];
+        let mut out = vec![
+            ("patches", self.patches.len().to_string()),
+            ("patch_size", self.patch_size.to_string()),
+            ("tint", format!("{:.3} {:.3} {:.3} (linear)", self.tint[0], self.tint[1], self.tint[2])),
+        ];
+        for (level, key) in LEVEL_KEYS.iter().enumerate().take(self.levels()) {
+            let counts = self.patches.iter().map(|p| p.levels[level].blades.len());
+            let (blades, lo, hi) = (counts.clone().sum::<usize>(), counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0));
             let area: f64 = self.patches.iter().flat_map(|p| &p.levels[level].blades).map(|b| b.area() as f64).sum();
-            out.push(("level", format!("{level}: {blades} blades, area {area:.6}, {} segments", self.patches[0].levels[level].segments)));
+            let segments = self.patches[0].levels[level].segments;
+            out.push((key, format!("{blades} blades ({lo}..{hi} per patch), area {area:.6}, {segments} segments")));
+        }
+        let level0 = || self.patches.iter().flat_map(|p| p.levels.first()).flat_map(|l| &l.blades);
+        let n = level0().count();
+        if n > 0 {
+            let mean = |f: fn(&GrassBlade) -> f32| level0().map(|b| f64::from(f(b))).sum::<f64>() / n as f64;
+            out.push((
+                "blade",
+                format!("mean length {:.4}, width {:.4}, bend {:.2} (level 0)", mean(|b| b.length), mean(|b| b.width), mean(|b| b.bend)),
+            ));
         }
         let flowers: usize = self.patches.iter().map(|p| p.flowers.len()).sum();
         out.push(("flowers", flowers.to_string()));
