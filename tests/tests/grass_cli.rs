@@ -8,7 +8,8 @@ use std::process::Command;
 
 use kiln_e2e::{kiln, scratch};
 use kiln_formats::sections::{
-    GrassBlade, GrassInstance, GrassLevel, GrassPatch, GrassPatches, GrassTile, Manifest, PackInfo, PackKind, SharedPack, SharedPacks, NO_PARENT,
+    GrassBlade, GrassInstance, GrassLevel, GrassPatch, GrassPatches, GrassTile, Manifest, PackInfo, PackKind, SharedPack, SharedPacks, TreeInstances,
+    NO_PARENT,
 };
 use kiln_formats::{PackBuilder, TileContents, TileId};
 use serde_json::Value;
@@ -374,6 +375,15 @@ fn verify_checks_the_grass_pack_and_what_tiles_say_of_it() {
     b.add(&PackInfo { kind: PackKind::Shared { product: "grass".into() }, world_name: "meadow".into(), inputs_hash: 7 }).unwrap();
     std::fs::write(dir.join("shared/grass-patches.kpack"), b.to_bytes().unwrap()).unwrap();
     assert_reported(&problems(&dir), "grass-patches.kpack", "has no GPAT");
+
+    // Trees whose instances name the grass pack instead of a trees pack.
+    let dir = scratch("grass-verify-trees").join("meadow");
+    write_bake(&dir, Some(&g), |t, hash| {
+        if t.info.kind == (PackKind::Tile { level: 0, x: 0, y: 0 }) {
+            t.trees = Some(TreeInstances { prototypes_hash: hash, instances: Vec::new() });
+        }
+    });
+    assert_reported(&problems(&dir), "L0_0_0.kpack", "holds no tree prototypes");
 }
 
 #[test]

@@ -168,6 +168,7 @@ fn check_shared(dir: &Path, manifest_path: &Path, world: &str, facts: &BTreeMap<
             Some(Some(count)) if max.is_some_and(|m| m as usize >= *count) => {
                 out.push(format!("{}: a tree uses prototype {} of the shared pack's {count}", path.display(), max.unwrap_or(0)))
             }
+            Some(None) => out.push(format!("{}: its trees reference shared pack {hash:016x}, which holds no tree prototypes (TPRO)", path.display())),
             Some(_) => {}
         }
     }
