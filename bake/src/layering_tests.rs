@@ -23,6 +23,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("scatter", &["density", "rng", "grid"]),
     ("impostor", &["rays", "rng"]),
     ("trees", &["rng", "rays", "impostor"]),
+    ("grass", &["rng"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {
