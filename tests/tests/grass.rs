@@ -113,7 +113,8 @@ impl Density {
                             continue;
                         }
                         let at = 4 * (i + d[0] * (j + d[1] * k));
-                        data[g[0] as usize + dims[0] * (g[1] as usize + dims[1] * g[2] as usize)] = f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+                        data[g[0] as usize + dims[0] * (g[1] as usize + dims[1] * g[2] as usize)] =
+                            f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
                     }
                 }
             }

@@ -78,7 +78,9 @@ pub fn density_image(m: &Heightmap) -> DensityImage {
         width: m.width,
         height: m.height,
         data: (0..m.height)
-            .flat_map(|y| (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8))
+            .flat_map(|y| {
+                (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8)
+            })
             .collect(),
     }
 }
@@ -192,7 +194,8 @@ pub fn ground_map(inp: &GroundInputs) -> Result<(GroundMap, String), GrassBakeEr
 
     // AO at the samples on the voxel lattice (even i and j), interpolated between them.
     let at = |i: usize, j: usize| j * n[0] + i;
-    let lattice: Vec<usize> = (0..n[1]).step_by(2).flat_map(|j| (0..n[0]).step_by(2).map(move |i| at(i, j))).filter(|&k| hits[k].0.is_finite()).collect();
+    let lattice: Vec<usize> =
+        (0..n[1]).step_by(2).flat_map(|j| (0..n[0]).step_by(2).map(move |i| at(i, j))).filter(|&k| hits[k].0.is_finite()).collect();
     // Computed even without AO pruning: an instance's height scale reads it.
     let positions: Vec<[f32; 3]> = lattice.iter().map(|&k| [(k % n[0]) as f32 * 0.5, (k / n[0]) as f32 * 0.5, hits[k].0 / vs]).collect();
     let normals: Vec<[f32; 3]> = lattice.iter().map(|&k| hits[k].1).collect();
