@@ -310,3 +310,32 @@ fn verify_passes_on_a_bake_with_grass() {
     let problems = kiln_bake::cli::verify::check(meadow()).unwrap().0;
     assert_eq!(problems, Vec::<String>::new());
 }
+
+#[test]
+fn a_change_of_grass_alone_rebakes_grass_and_traces_no_light() {
+    use kiln_bake::pipeline::{bake as bake_world, progress::NoProgress, BakeOptions};
+    let dir = scratch("grass-rebake");
+    let world = dir.join("meadow.toml");
+    std::fs::write(dir.join("beam.brushes.toml"), BRUSHES).unwrap();
+    let opts = BakeOptions { out_root: dir.join("out"), jobs: None, cache: Some(dir.join("cache")), explain: false };
+    let mut bake = |text: String| {
+        std::fs::write(&world, text).unwrap();
+        bake_world(&kiln_bake::world::load_world(&world).unwrap(), &opts, &NoProgress).unwrap()
+    };
+    bake(world_text("meadow"));
+    let report = bake(world_text("meadow").replace("density = 300.0", "density = 250.0"));
+    let tally = |name: &str| report.tallies.iter().find(|(n, _)| *n == name).map(|(_, t)| (t.cached, t.computed));
+    let tiles = manifest(&dir.join("out/meadow")).nodes.len();
+    assert_eq!(tally("grass"), Some((0, tiles)), "every tile's grass is rebaked");
+    assert_eq!(tally("tile lighting"), Some((tiles, 0)), "tile lighting comes from the cache");
+    let lighting = report.stages.iter().find(|s| s.name == "lighting").unwrap();
+    assert_eq!(lighting.detail, "unchanged (cached)", "light transport did not run");
+}
+
+#[test]
+fn a_world_without_grass_has_no_grass_sections_nor_pack() {
+    let dir = kiln_e2e::tiny_bake();
+    let shared: Option<SharedPacks> = Pack::open(&dir.join("manifest.kpack")).unwrap().get().unwrap();
+    assert!(shared.is_none_or(|s| s.get("grass-patches").is_none()));
+    assert!(manifest(dir).nodes.iter().all(|n| tile_contents(dir, TileId::new(n.level, n.x, n.y)).grass.is_none()));
+}
