@@ -318,7 +318,7 @@ fn a_change_of_grass_alone_rebakes_grass_and_traces_no_light() {
     let world = dir.join("meadow.toml");
     std::fs::write(dir.join("beam.brushes.toml"), BRUSHES).unwrap();
     let opts = BakeOptions { out_root: dir.join("out"), jobs: None, cache: Some(dir.join("cache")), explain: false };
-    let mut bake = |text: String| {
+    let bake = |text: String| {
         std::fs::write(&world, text).unwrap();
         bake_world(&kiln_bake::world::load_world(&world).unwrap(), &opts, &NoProgress).unwrap()
     };
