@@ -29,6 +29,10 @@ fn report(name: &str, spec: &PatchSpec, count: u32, repeats: usize) {
         std::process::exit(1);
     }
     let (time, patches) = best(repeats, || (0..count).into_par_iter().map(|i| grow_patch(spec, 1, i)).collect());
+    let t = Instant::now();
+    let one = grow_patch(spec, 1, 0);
+    let single = t.elapsed();
+    assert_eq!(one, patches[0], "a patch grown alone differs from the same patch grown in parallel");
     let levels = patches[0].levels.len();
     let mean: Vec<f64> = (0..levels).map(|k| patches.iter().map(|p| p.levels[k].blades.len() as f64).sum::<f64>() / f64::from(count)).collect();
     let falls: Vec<String> = mean.windows(2).map(|w| format!("{:.0}%", 100.0 * (1.0 - w[1] / w[0]))).collect();
@@ -37,13 +41,40 @@ fn report(name: &str, spec: &PatchSpec, count: u32, repeats: usize) {
         "{name}: {count} patches of {} blades (density {:.0}/unit², merge radius {:.4}) in {:.2} ms, {:.3} ms per patch ({} blades over all levels)",
         patches[0].levels[0].blades.len(),
         spec.density,
-        merge_radius(spec),
+        merge_radius(&patches[0].levels[0].blades),
         time.as_secs_f64() * 1e3,
         time.as_secs_f64() * 1e3 / f64::from(count),
         blades
     );
+    let area = |b: &[kiln_bake::grass::Blade]| b.iter().map(|b| f64::from(b.width) * f64::from(b.length)).sum::<f64>();
+    let worst = patches.iter().flat_map(|p| p.levels.iter().map(|l| (area(&l.blades) / area(&p.levels[0].blades) - 1.0).abs())).fold(0.0, f64::max);
+    println!("  one patch alone: {:.3} ms; largest area change of a level from level 0: {worst:.1e} relative", single.as_secs_f64() * 1e3);
     println!("  mean blades per level: {}", mean.iter().map(|m| format!("{m:.0}")).collect::<Vec<_>>().join(" → "));
     println!("  fall per level: {}", falls.join(", "));
+    // How far apart merged children stand, in blade spacings of their level (side / √count): a
+    // merge bound too loose shows as far pairs, i.e. clumped coarse levels.
+    let spread: Vec<String> = (1..levels)
+        .map(|k| {
+            let (mut sum, mut most, mut pairs) = (0.0f64, 0.0f64, 0usize);
+            for p in &patches {
+                let prev = &p.levels[k - 1].blades;
+                let spacing = f64::from(spec.patch_size) / (prev.len() as f64).sqrt();
+                let mut first = vec![usize::MAX; p.levels[k].blades.len()];
+                for (i, b) in prev.iter().enumerate() {
+                    let j = b.parent as usize;
+                    if first[j] == usize::MAX {
+                        first[j] = i;
+                    } else {
+                        let (a, c) = (prev[first[j]].position, b.position);
+                        let d = f64::from((a[0] - c[0]).hypot(a[1] - c[1])) / spacing;
+                        (sum, most, pairs) = (sum + d, most.max(d), pairs + 1);
+                    }
+                }
+            }
+            format!("{:.2}/{:.1}", sum / pairs.max(1) as f64, most)
+        })
+        .collect();
+    println!("  pair distance per level, mean/max in spacings: {}", spread.join(", "));
     let t = tint(&patches);
     println!("  tint (linear): [{:.4}, {:.4}, {:.4}]", t[0], t[1], t[2]);
 }

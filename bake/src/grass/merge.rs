@@ -10,32 +10,45 @@
 //! reference's search skipped only the seed's partner, so a blade could go into two outputs and
 //! area grew).
 //!
-//! **The bound.** `radius · 2^k` (see [`merge_radius`] for `radius`). **Widening:** if that pass
-//! made fewer than [`WIDEN_BELOW`] · n pairs (counts would fall by less than 45 %), the
-//! blades left alone are walked again in index order with the bound doubled, pass after pass,
-//! each pairing only blades that are still single, until enough pairs form (or the bound spans all
-//! the blades). At the default spec the first pass suffices at every level but the sparse last ones. The output keeps
-//! the order of each group's lowest index, so index order stays spatially coherent for the next level.
+//! **The bound.** Level k's first pass pairs within `max(radius · 2^k, SPACINGS · h)`, where
+//! `radius` is `2.5 · w_mean` ([`merge_radius`]) and `h` the mean spacing of level k − 1's blades,
+//! √(bounding-box area / count).
+//!
+//! Why not the reference's `2.5 · w_mean · 2^k` alone: its numbers (`grass_size 0.02 0.002`, 120
+//! blades per mesh cell, cells of 0.0625 units: 8-unit tiles of 128 cells) give 30 720 blades/unit²,
+//! a spacing of 0.0057, so its level-1 bound 0.01 is 1.75 spacings. Kiln's default blades are 1.5×
+//! as wide but 15× sparser (0.003 at 2000/unit², spacing 0.022): there `2.5 · w · 2` is 0.68 spacing
+//! and level 1 would pair few blades. And `2^k` outgrows the spacing (√2 per level as counts
+//! halve): scaled to reach 1.75 spacings at level 1, it reaches 7 at level 5, where the last
+//! blades of the walk pair across the patch and coarse levels clump. So the bound is the
+//! reference's ratio to the spacing at every level, [`SPACINGS`] = 1.75, and never less than
+//! the reference's formula (which wins where blades are wide or dense). At the default: counts fall
+//! by 49–50 % per level on the first pass; paired bases stand 0.84–0.95 spacings apart on average,
+//! at most 1.7–2.6.
+//!
+//! **Widening:** if the first pass made fewer than [`WIDEN_BELOW`] · n pairs (counts would fall by
+//! less than 45 %), the blades left single are walked again in index order with the bound doubled,
+//! pass after pass, pairing only blades that are still single, until enough pairs form or the bound
+//! spans all the blades. At the default spec it never runs; it keeps odd specs (a few blades, a
+//! line of them) within 40–60 %.
+//!
+//! The output keeps the order of each group's lowest index, so index order stays spatially coherent
+//! for the next level's walk.
 
-use super::{Blade, PatchSpec};
+use super::Blade;
 
-/// A level whose first pass leaves counts above this fraction of the previous level's gets
-/// widened passes (counts then fall by 45–50 %, within the 40–60 %).
+/// A level whose first pass would fall by less than this fraction gets widened passes (counts then
+/// fall by 45–50 %, within the 40–60 %).
 pub const WIDEN_BELOW: f64 = 0.45;
 
-/// The level-0 merge radius: level k's bound is `merge_radius · 2^k`.
-///
-/// The reference's bound is `2.5 · grass_width · 2^k` with `grass_width` 0.002 at 120 blades per
-/// 0.0625-unit mesh cell (30 720 blades/unit², spacing 1/√density ≈ 0.0057), so its level-1 bound,
-/// 0.01, is 1.75 blade spacings: `2.5 · w` = 0.875 spacing. Kiln's default blades are 1.5× as wide
-/// but 15× sparser (0.003 at 2000/unit², spacing 0.022): `2.5 · w` would be 0.34 spacing and level 1
-/// would find a partner for few blades. So the radius is the larger of `2.5 · w_mean` and
-/// `0.875 / √density`: the reference's bound-to-spacing ratio wherever blades are sparser than
-/// its, its own formula where they are denser. At the default it is 0.0196, giving level 1 a bound
-/// of 0.039 (1.75 spacings) and counts falling by ~45 % per level on the first pass alone.
-pub fn merge_radius(spec: &PatchSpec) -> f32 {
-    let spacing = 1.0 / f64::from(spec.density).sqrt();
-    (2.5 * f64::from(spec.blade_width)).max(0.875 * spacing) as f32
+/// The bound in spacings of the level being merged: the reference's ratio at its level 1.
+pub const SPACINGS: f32 = 1.75;
+
+/// The contract's base radius, `2.5 · w_mean` (w_mean = level 0's mean width); level k's bound is
+/// at least `merge_radius · 2^k`.
+pub fn merge_radius(level0: &[Blade]) -> f32 {
+    let sum: f64 = level0.iter().map(|b| f64::from(b.width)).sum();
+    (2.5 * sum / level0.len().max(1) as f64) as f32
 }
 
 const NONE: u32 = u32::MAX;
@@ -96,8 +109,8 @@ impl Grid {
         let reach = (bound / self.cell).ceil() as usize;
         let [cx, cy] = self.coords(p);
         let mut best: Option<(f32, usize)> = None;
-        for y in cy.saturating_sub(reach)..=(cy + reach).min(self.side[1] - 1) {
-            for x in cx.saturating_sub(reach)..=(cx + reach).min(self.side[0] - 1) {
+        for y in cy.saturating_sub(reach)..=cy.saturating_add(reach).min(self.side[1] - 1) {
+            for x in cx.saturating_sub(reach)..=cx.saturating_add(reach).min(self.side[0] - 1) {
                 let c = y * self.side[0] + x;
                 for &j in &self.items[self.starts[c] as usize..self.starts[c + 1] as usize] {
                     let j = j as usize;
@@ -139,8 +152,9 @@ fn pass(prev: &[Blade], candidates: &[u32], bound: f32, used: &mut [bool], partn
 }
 
 /// Builds level `level` (≥ 1) from `prev` (level `level − 1`) by the rule above with the bound
-/// `radius · 2^level` (widened when too few pairs form), and sets each `prev[i].parent` to the index
-/// of the output blade it went into. Each output blade has one or two children.
+/// `max(radius · 2^level, SPACINGS · spacing of prev)` (widened when too few pairs form), and sets
+/// each `prev[i].parent` to the index of the output blade it went into. Each output blade has one
+/// or two children.
 pub fn merge_level(prev: &mut [Blade], level: usize, radius: f32) -> Vec<Blade> {
     let n = prev.len();
     let mut used = vec![false; n];
@@ -148,7 +162,7 @@ pub fn merge_level(prev: &mut [Blade], level: usize, radius: f32) -> Vec<Blade> 
     if n == 0 {
         return Vec::new();
     }
-    let mut bound = radius * libm::exp2f(level as f32);
+    let mut bound = (radius * (1u64 << level.min(63)) as f32).max(SPACINGS * spacing(prev));
     let all: Vec<u32> = (0..n as u32).collect();
     let mut pairs = pass(prev, &all, bound, &mut used, &mut partner);
     // Once the bound spans every blade, a pass pairs all the singles but one: the loop ends there.
@@ -183,6 +197,18 @@ pub fn merge_level(prev: &mut [Blade], level: usize, radius: f32) -> Vec<Blade> 
         }
     }
     out
+}
+
+/// The mean spacing of the blades: √(bounding-box area / count).
+pub(super) fn spacing(blades: &[Blade]) -> f32 {
+    let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+    for b in blades {
+        (0..2).for_each(|a| {
+            lo[a] = lo[a].min(b.position[a]);
+            hi[a] = hi[a].max(b.position[a]);
+        });
+    }
+    ((hi[0] - lo[0]) * (hi[1] - lo[1]) / blades.len() as f32).sqrt()
 }
 
 /// The diagonal of the blades' bounding box (0 for one blade).

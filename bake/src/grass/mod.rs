@@ -13,7 +13,7 @@ mod mesh;
 #[cfg(test)]
 mod tests;
 
-pub use merge::{merge_level, merge_radius};
+pub use merge::{merge_level, merge_radius, SPACINGS, WIDEN_BELOW};
 pub use mesh::{blade_mesh, blade_spine};
 
 /// What one patch is grown from, in world units. `Default` gives the documented defaults.
@@ -159,7 +159,8 @@ pub struct Blade {
     /// Base width (tapering linearly to a point at the tip).
     pub width: f32,
     /// Tip droop fraction in `[0, 1)`: the tip moves out along the horizontal part of the direction
-    /// by `bend · length · t²` at parameter t (see [`blade_mesh`]).
+    /// by `bend · length · t²` at parameter t, each segment kept at its share of the length so the
+    /// arc stays `length` (see [`blade_spine`]).
     pub bend: f32,
     /// Linear RGB.
     pub color: [f32; 3],
@@ -214,7 +215,7 @@ pub fn blade_area(b: &Blade) -> f32 {
 /// Pure and deterministic. The spec must pass [`PatchSpec::validate`].
 pub fn grow_patch(spec: &PatchSpec, seed: u64, index: u32) -> Patch {
     let mut blades = generate::blades(spec, seed, index);
-    let radius = merge_radius(spec);
+    let radius = merge_radius(&blades);
     let mut levels = Vec::with_capacity(spec.levels);
     for k in 1..spec.levels {
         let next = merge_level(&mut blades, k, radius);
