@@ -136,6 +136,9 @@ impl GrassSpec {
         interval("height_band", self.height_band, -1e9, 1e9)?;
         interval("height", self.height, 0.05, 20.0)?;
         range("flowers", self.flowers, 0.0, 1e4)?;
+        if self.patch_density() > 1e6 {
+            return issue("density", format!("density / cos(max_slope) = {:.0} blades per unit², at most 1000000", self.patch_density()));
+        }
         let side = self.patch_side(tile_world_size);
         let blades = self.patch_density() * side * side;
         if blades.is_nan() || blades > MAX_PATCH_BLADES {

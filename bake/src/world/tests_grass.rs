@@ -47,6 +47,7 @@ fn grass_keys_out_of_range_are_refused_at_their_key() {
         ("ao_prune = 1", "grass.ao_prune", "invalid type"),
         ("flowers = -1.0", "grass.flowers", "outside"),
         ("density = 100000.0\npatch_size = 4.0", "grass.density", "blades per patch"),
+        ("density = 90000.0\nmax_slope = 85.0", "grass.density", "blades per unit²"),
         ("blades = 3", "blades", "unknown field"),
     ];
     for (grass, key, problem) in cases {
