@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack 1ebc2dbe55b067e2
-tiles/L0_0_0.kpack 18e48ea3f3c3ce30
-tiles/L0_0_1.kpack 3b73682106643b7a
-tiles/L0_0_2.kpack 96ec584c897124fe
-tiles/L0_0_3.kpack 32c02bb1d4421b28
-tiles/L0_1_0.kpack 7f933ce6beb844e6
-tiles/L0_1_1.kpack c425ceb1de9c94ed
-tiles/L0_1_2.kpack 737476b0af916829
-tiles/L0_1_3.kpack 0a1f0017106c0014
-tiles/L0_2_0.kpack 5a72accdcce48bf4
-tiles/L0_2_1.kpack 92f729d1d17deac7
-tiles/L0_2_2.kpack f8b3d447a1bd0fca
-tiles/L0_2_3.kpack 4fdfacd0a7a91688
-tiles/L0_3_0.kpack 0d30d2bc20408ee8
-tiles/L0_3_1.kpack b89e9544ba2df6e5
-tiles/L0_3_2.kpack 24ce85ece656eac0
-tiles/L0_3_3.kpack b7ce08e5605762d9
-tiles/L1_0_0.kpack feb077249675c2db
-tiles/L1_0_1.kpack a5aaf38fcc11e8e3
-tiles/L1_1_0.kpack 047a139ecea432d4
-tiles/L1_1_1.kpack 88f4c37bb95026f2
-tiles/L2_0_0.kpack aeb4660baa044c46
+manifest.kpack d96f23de2f4da8f6
+tiles/L0_0_0.kpack 35d2349bd8a3a87e
+tiles/L0_0_1.kpack 34529d4d1f818ba0
+tiles/L0_0_2.kpack 1ddf66fbd56c3924
+tiles/L0_0_3.kpack ba559bc72a9cc185
+tiles/L0_1_0.kpack b4430cd6e6d91fd6
+tiles/L0_1_1.kpack 252b305a008fe824
+tiles/L0_1_2.kpack a846f7b7c777705f
+tiles/L0_1_3.kpack 15cbae56fc9b19e3
+tiles/L0_2_0.kpack d91f5ca0d0fdfac2
+tiles/L0_2_1.kpack 888cc1ac8e1292b0
+tiles/L0_2_2.kpack a6c39a9a9c671811
+tiles/L0_2_3.kpack 757d7759e9babe2a
+tiles/L0_3_0.kpack 0fc999bf293d442f
+tiles/L0_3_1.kpack 019b43f0bed27f10
+tiles/L0_3_2.kpack a4108055350c390a
+tiles/L0_3_3.kpack 8be1adc21f3e1ae1
+tiles/L1_0_0.kpack 6b749cce64a31f00
+tiles/L1_0_1.kpack 0d466b7a0ce7f47f
+tiles/L1_1_0.kpack 7b0f747e97d70363
+tiles/L1_1_1.kpack 2475d9fcb4e88a41
+tiles/L2_0_0.kpack 48f9ea1fc8bd48f7
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

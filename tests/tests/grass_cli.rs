@@ -128,7 +128,7 @@ fn write_bake(dir: &Path, grass: Option<&GrassPatches>, edit: impl Fn(&mut TileC
     let info = |kind| PackInfo { kind, world_name: "meadow".into(), inputs_hash: 7 };
     let shared = grass.map(|g| {
         let mut b = PackBuilder::new(WRITER);
-        b.add(&info(PackKind::Shared { product: "grass".into() })).unwrap().add(g).unwrap();
+        b.add(&info(PackKind::Shared { product: "grass-patches".into() })).unwrap().add(g).unwrap();
         b.to_bytes().unwrap()
     });
     let hash = shared.as_ref().map_or(0x5eed, |s| xxhash_rust::xxh3::xxh3_64(s));
@@ -161,7 +161,8 @@ fn write_bake(dir: &Path, grass: Option<&GrassPatches>, edit: impl Fn(&mut TileC
     m.add(&info(PackKind::Manifest)).unwrap().add(&manifest).unwrap();
     if let Some(s) = shared {
         let path = "shared/grass-patches.kpack".to_owned();
-        m.add(&SharedPacks(vec![SharedPack { product: "grass".into(), path: path.clone(), content_hash: hash, file_len: s.len() as u64 }])).unwrap();
+        m.add(&SharedPacks(vec![SharedPack { product: "grass-patches".into(), path: path.clone(), content_hash: hash, file_len: s.len() as u64 }]))
+            .unwrap();
         files.push((path, s));
     }
     files.push(("manifest.kpack".into(), m.to_bytes().unwrap()));
@@ -355,7 +356,7 @@ fn verify_checks_the_grass_pack_and_what_tiles_say_of_it() {
     write_bake(&dir, None, |_, _| {});
     let found = problems(&dir);
     assert_eq!(found.len(), 5, "one line per tile with grass: {found:?}");
-    assert_reported(&found, "L0_0_0.kpack", "lists no \"grass\" shared pack");
+    assert_reported(&found, "L0_0_0.kpack", "lists no \"grass-patches\" shared pack");
 
     // The pack replaced by another (other patches): its hash is not the manifest's, nor the tiles'.
     let dir = scratch("grass-verify-swapped").join("meadow");
@@ -372,7 +373,7 @@ fn verify_checks_the_grass_pack_and_what_tiles_say_of_it() {
     let dir = scratch("grass-verify-empty").join("meadow");
     write_bake(&dir, Some(&g), |_, _| {});
     let mut b = PackBuilder::new(WRITER);
-    b.add(&PackInfo { kind: PackKind::Shared { product: "grass".into() }, world_name: "meadow".into(), inputs_hash: 7 }).unwrap();
+    b.add(&PackInfo { kind: PackKind::Shared { product: "grass-patches".into() }, world_name: "meadow".into(), inputs_hash: 7 }).unwrap();
     std::fs::write(dir.join("shared/grass-patches.kpack"), b.to_bytes().unwrap()).unwrap();
     assert_reported(&problems(&dir), "grass-patches.kpack", "has no GPAT");
 

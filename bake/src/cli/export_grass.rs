@@ -12,7 +12,7 @@ use super::export_trees::{bad_index, open_shared_pack, section, Glb, ARRAY_BUFFE
 use super::CliError;
 
 /// The product name of the grass shared pack in the manifest's `SHRD`.
-pub const GRASS_PRODUCT: &str = "grass";
+pub const GRASS_PRODUCT: &str = "grass-patches";
 
 /// One patch level as triangles: per vertex a position (patch-local, base at z = 0, Z up), the
 /// blade's face normal and its linear RGB colour.

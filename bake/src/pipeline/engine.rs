@@ -297,12 +297,15 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// The key of tile `t`'s pack: every tile product's key in registry order, the world's name and
-    /// the writer's version. Its low 64 bits are the pack's `inputs_hash`.
+    /// The key of tile `t`'s pack: every tile product's key in registry order (but the products the
+    /// world does not have), the world's name and the writer's version. Its low 64 bits are the pack's `inputs_hash`.
     fn pack_key(&self, t: usize) -> Result<StageInputs, BakeError> {
         let mut key = StageInputs::new("pack", PACK_VERSION);
         for p in self.registry.tile_products() {
-            key = key.with(p.name(), self.tile_keys(p.name())?[t].key().0);
+            let item = &self.tile_keys(p.name())?[t];
+            if !item.is_absent() {
+                key = key.with(p.name(), item.key().0);
+            }
         }
         Ok(key.with("world name", settings_hash(&self.plan.world.spec.name)).with("writer", settings_hash(&writer_version())))
     }

@@ -257,12 +257,6 @@ impl WorldProduct for GrassGroundProduct {
     }
 }
 
-/// The key of a tile's grass in a world without grass: its output is empty whatever the version
-/// or the world, so neither changes the packs of such worlds.
-fn no_grass() -> StageInputs {
-    StageInputs::new("grass", 0)
-}
-
 /// `grass`: the tile's slice of the ground map and, in level-0 tiles, its patch instances (`GRSS`).
 pub struct GrassProduct;
 
@@ -276,7 +270,7 @@ impl TileProduct for GrassProduct {
     fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let world = keys.plan().world;
         let Some(spec) = grass_spec(world) else {
-            return Ok(no_grass());
+            return Ok(StageInputs::absent("grass"));
         };
         let id = keys.plan().tiles[tile];
         let t = &keys.plan().tiling;

@@ -13,12 +13,23 @@ pub struct StageInputs {
     stage: &'static str,
     version: u32,
     parts: Vec<(&'static str, u128)>,
+    absent: bool,
 }
 
 impl StageInputs {
     /// No inputs yet for an item of `stage` at `version`; bumping the version misses every old entry.
     pub fn new(stage: &'static str, version: u32) -> Self {
-        StageInputs { stage, version, parts: Vec::new() }
+        StageInputs { stage, version, parts: Vec::new(), absent: false }
+    }
+    /// The key of an item of a product the world does not have (trees in a world without
+    /// `[trees]`): its output is empty whatever the product's version or the world, and a tile's pack
+    /// key leaves it out, so adding a product never changes the packs of worlds without it.
+    pub fn absent(stage: &'static str) -> Self {
+        StageInputs { absent: true, ..StageInputs::new(stage, 0) }
+    }
+    /// Whether this is an [`StageInputs::absent`] key.
+    pub fn is_absent(&self) -> bool {
+        self.absent
     }
     /// Adds a named input by its hash.
     pub fn with(mut self, name: &'static str, hash: u128) -> Self {

@@ -304,12 +304,6 @@ impl WorldProduct for TreePlacementProduct {
     }
 }
 
-/// The key of a tile product's item in a world without trees: its output is empty whatever the
-/// version or the world, so neither changes the packs of such worlds.
-fn no_trees(stage: &'static str) -> StageInputs {
-    StageInputs::new(stage, 0)
-}
-
 /// `trees`: the tile's instances (`TINS`): the trees whose trunk base lies in its footprint.
 pub struct TreesProduct;
 
@@ -330,7 +324,7 @@ impl TileProduct for TreesProduct {
     }
     fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         if trees_spec(keys.plan().world).is_none() {
-            return Ok(no_trees("trees"));
+            return Ok(StageInputs::absent("trees"));
         }
         let id = keys.plan().tiles[tile];
         let t = &keys.plan().tiling;
@@ -381,7 +375,7 @@ impl TileProduct for TreeLightingProduct {
     }
     fn inputs(&self, tile: usize, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         if trees_spec(keys.plan().world).is_none() {
-            return Ok(no_trees("tree lighting"));
+            return Ok(StageInputs::absent("tree lighting"));
         }
         Ok(StageInputs::new("tree lighting", TREES_VERSION)
             .with("trees", keys.tile_keys("trees")?[tile].key().0)
