@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack ffca73dac47c9077
-tiles/L0_0_0.kpack ca47d3a99b0f5bf8
-tiles/L0_0_1.kpack 3ead54e9a2e2e2fe
-tiles/L0_0_2.kpack e81fdb020cb8bfe3
-tiles/L0_0_3.kpack 0cf337a7532f36d2
-tiles/L0_1_0.kpack 9ae661e6c9f77cf6
-tiles/L0_1_1.kpack 41b9c4c833075916
-tiles/L0_1_2.kpack 47ce08e6b1a2d680
-tiles/L0_1_3.kpack 13d4ea1c8f26dd83
-tiles/L0_2_0.kpack 029dca6f6d4019cf
-tiles/L0_2_1.kpack 297901be49f4a09c
-tiles/L0_2_2.kpack b3ac6fe479c7fd01
-tiles/L0_2_3.kpack 11c1f0537370665e
-tiles/L0_3_0.kpack 0cf3dc259aa8d543
-tiles/L0_3_1.kpack 7c8b51d141964b42
-tiles/L0_3_2.kpack 7fb73a13b784ceeb
-tiles/L0_3_3.kpack 61662389921c5c1d
-tiles/L1_0_0.kpack a6f3789080149712
-tiles/L1_0_1.kpack 6563efd4fa4e42ec
-tiles/L1_1_0.kpack 1f12dbf5f253bdf1
-tiles/L1_1_1.kpack 0d4d6a39ed23523a
-tiles/L2_0_0.kpack 89167dd1a3e4f251
+manifest.kpack 1ebc2dbe55b067e2
+tiles/L0_0_0.kpack 18e48ea3f3c3ce30
+tiles/L0_0_1.kpack 3b73682106643b7a
+tiles/L0_0_2.kpack 96ec584c897124fe
+tiles/L0_0_3.kpack 32c02bb1d4421b28
+tiles/L0_1_0.kpack 7f933ce6beb844e6
+tiles/L0_1_1.kpack c425ceb1de9c94ed
+tiles/L0_1_2.kpack 737476b0af916829
+tiles/L0_1_3.kpack 0a1f0017106c0014
+tiles/L0_2_0.kpack 5a72accdcce48bf4
+tiles/L0_2_1.kpack 92f729d1d17deac7
+tiles/L0_2_2.kpack f8b3d447a1bd0fca
+tiles/L0_2_3.kpack 4fdfacd0a7a91688
+tiles/L0_3_0.kpack 0d30d2bc20408ee8
+tiles/L0_3_1.kpack b89e9544ba2df6e5
+tiles/L0_3_2.kpack 24ce85ece656eac0
+tiles/L0_3_3.kpack b7ce08e5605762d9
+tiles/L1_0_0.kpack feb077249675c2db
+tiles/L1_0_1.kpack a5aaf38fcc11e8e3
+tiles/L1_1_0.kpack 047a139ecea432d4
+tiles/L1_1_1.kpack 88f4c37bb95026f2
+tiles/L2_0_0.kpack aeb4660baa044c46
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

@@ -269,29 +269,29 @@ fn verify_checks_the_shared_pack_and_what_tiles_say_of_it() {
 /// the same bytes on other machines: the forest and the default world baked on the H200 host (Intel,
 /// AVX-512, 16 threads) matched this AMD machine's packs file for file (see BENCHMARKS.md).
 const GROVE_PACKS: &str = "\
-manifest.kpack 80a74a3afdbf1c4a
-shared/tree-prototypes.kpack 9399f66aa3e0d32a
-tiles/L0_0_0.kpack 2a7a93ab4a860dfa
-tiles/L0_0_1.kpack 338fe321d3ec0eca
-tiles/L0_0_2.kpack 165528c0b3440876
-tiles/L0_0_3.kpack 328b691247aad688
-tiles/L0_1_0.kpack e18646c92cef117b
-tiles/L0_1_1.kpack dfd00630efa5a715
-tiles/L0_1_2.kpack e993f4b31a1d2871
-tiles/L0_1_3.kpack b3ce6f6b69dfc25c
-tiles/L0_2_0.kpack 8e803ceaf39bf060
-tiles/L0_2_1.kpack bace0d634cb17c27
-tiles/L0_2_2.kpack 2f28d760402eb53c
-tiles/L0_2_3.kpack 2c0597d3f758a9e7
-tiles/L0_3_0.kpack 0fc195000d351cdc
-tiles/L0_3_1.kpack d5e94b1f7ef9b255
-tiles/L0_3_2.kpack 3907dc4341b10392
-tiles/L0_3_3.kpack 7b6b9d396735db53
-tiles/L1_0_0.kpack bb7099e4246b358a
-tiles/L1_0_1.kpack b2a7a637d44302cd
-tiles/L1_1_0.kpack 87b19ac84bc2b6ce
-tiles/L1_1_1.kpack de65f4ceb779a735
-tiles/L2_0_0.kpack aa38b311cb3a332b
+manifest.kpack 1375cd31bb091f4b
+shared/tree-prototypes.kpack 193bd727f57cf8bc
+tiles/L0_0_0.kpack 4f88170f3371532f
+tiles/L0_0_1.kpack 40680aab1a3bff4f
+tiles/L0_0_2.kpack 1b66493d0f42e96e
+tiles/L0_0_3.kpack b5006d95899d853a
+tiles/L0_1_0.kpack f649f1a7c25f1c3f
+tiles/L0_1_1.kpack c5122da7ab9c5870
+tiles/L0_1_2.kpack 385c8c4958ebade3
+tiles/L0_1_3.kpack 357dd8345022c539
+tiles/L0_2_0.kpack c2e9a70cf4c2f34e
+tiles/L0_2_1.kpack 7fe7cced8a379905
+tiles/L0_2_2.kpack 9916231e545c2278
+tiles/L0_2_3.kpack 2fc31c89d8b75b6d
+tiles/L0_3_0.kpack 3318b6a240127ba1
+tiles/L0_3_1.kpack 9bb17319d059cbab
+tiles/L0_3_2.kpack da118e92d82347ac
+tiles/L0_3_3.kpack 38b7e3cec675f4d9
+tiles/L1_0_0.kpack 58b4951b4d15ee1f
+tiles/L1_0_1.kpack f12e018b84bf8339
+tiles/L1_1_0.kpack a43a96360f964775
+tiles/L1_1_1.kpack 9fd041faa3fa0286
+tiles/L2_0_0.kpack 1409eede74a37fa0
 ";
 
 #[test]

@@ -27,7 +27,7 @@ mod build;
 
 /// Version of the trees products' algorithms (generation, impostors, placement, tile selection,
 /// instance lighting): bump it whenever their output for the same inputs changes.
-const TREES_VERSION: u32 = 2;
+const TREES_VERSION: u32 = 3;
 
 /// Why a trees product failed.
 #[derive(Debug, thiserror::Error)]
