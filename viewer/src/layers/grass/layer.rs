@@ -11,7 +11,7 @@ use wgpu::util::DeviceExt;
 use super::assets::GrassAssets;
 use super::decode::{TileGrass, SAMPLE_WORDS};
 use super::gpu::{GpuJob, GpuParams, GpuTileInfo, GrassPipelines, ENTRY_BYTES, WORKGROUP};
-use super::select::{back_facing, instance_range, Lod};
+use super::select::{instance_mask, tile_in_reach, Lod};
 use crate::layers::{downcast, Bindings, Counts, Decoded, DrawItem, Extent, FrameContext, Layer, LayerInit, Phase};
 use crate::renderer::culling;
 use crate::streaming::TileId;
@@ -282,7 +282,6 @@ impl Layer for GrassLayer {
         }
         let tint_tiles = table.len() as u32;
         let s = assets.patch_size;
-        let reach_cut = lod.distance * 1.1;
         let mut jobs: Vec<GpuJob> = Vec::new();
         let mut lists = vec![0u64; levels + 1];
         let mut in_distance = 0.0f64;
@@ -290,8 +289,7 @@ impl Layer for GrassLayer {
         keys.sort_unstable_by_key(|k| (k.y, k.x));
         for key in keys {
             let t = &self.tiles[&key];
-            let (lo, hi) = (Vec3::from(t.data.bounds.0), Vec3::from(t.data.bounds.1));
-            if eye.clamp(lo, hi).distance(eye) >= reach_cut || !culling::intersects(&planes, lo, hi) {
+            if !tile_in_reach(&lod, &t.data, eye, &planes) {
                 continue;
             }
             let ti = *index.entry(key).or_insert_with(|| {
@@ -299,16 +297,8 @@ impl Layer for GrassLayer {
                 table.len() as u32 - 1
             });
             for ins in &t.data.instances {
-                let (dmin, dmax) = instance_range(ins, s, eye);
-                let mask = lod.candidate_levels(dmin, dmax);
-                if mask == 0 || back_facing(ins, s, assets.max_length, eye) {
-                    continue;
-                }
-                // Blades lean and droop up to their length beyond the patch square.
-                let reach = assets.max_length * ins.height_scale;
-                let blo = Vec3::new(ins.origin[0], ins.origin[1], ins.z_range[0]) - Vec3::splat(reach);
-                let bhi = Vec3::new(ins.origin[0] + s, ins.origin[1] + s, ins.z_range[1]) + Vec3::splat(reach);
-                if !culling::intersects(&planes, blo, bhi) {
+                let mask = instance_mask(&assets, &lod, ins, eye, &planes);
+                if mask == 0 {
                     continue;
                 }
                 let ranges = &assets.ranges[ins.patch as usize];

@@ -11,6 +11,7 @@ use glam::{Vec3, Vec4};
 
 use super::assets::GrassAssets;
 use super::decode::{Instance, TileGrass};
+use crate::renderer::culling;
 
 /// Relative spread of the per-blade switch thresholds (±30 %).
 pub const STAGGER: f32 = 0.3;
@@ -137,6 +138,32 @@ pub fn instance_range(ins: &Instance, patch_size: f32, eye: Vec3) -> (f32, f32) 
 pub fn back_facing(ins: &Instance, patch_size: f32, max_length: f32, eye: Vec3) -> bool {
     let c = Vec3::new(ins.origin[0] + 0.5 * patch_size, ins.origin[1] + 0.5 * patch_size, 0.5 * (ins.z_range[0] + ins.z_range[1]));
     Vec3::from(ins.normal).dot(eye - c) < -(max_length * ins.height_scale + 0.5 * (ins.z_range[1] - ins.z_range[0]) + 0.05 * patch_size)
+}
+
+/// Whether a level-0 tile's grass may hold candidates: within the largest cutoff and in the view.
+pub fn tile_in_reach(lod: &Lod, tile: &TileGrass, eye: Vec3, planes: &[Vec4; 6]) -> bool {
+    let (lo, hi) = (Vec3::from(tile.bounds.0), Vec3::from(tile.bounds.1));
+    eye.clamp(lo, hi).distance(eye) < lod.distance * (1.0 + CUT_STAGGER) && culling::intersects(planes, lo, hi)
+}
+
+/// The levels (bit k) whose blades of `ins` the compute shader evaluates: none for an instance beyond
+/// the cutoff, outside the view or on a slope facing away; else those its distances allow.
+pub fn instance_mask(assets: &GrassAssets, lod: &Lod, ins: &Instance, eye: Vec3, planes: &[Vec4; 6]) -> u32 {
+    let s = assets.patch_size;
+    let (dmin, dmax) = instance_range(ins, s, eye);
+    let mask = lod.candidate_levels(dmin, dmax);
+    if mask == 0 || back_facing(ins, s, assets.max_length, eye) {
+        return 0;
+    }
+    // Blades lean and droop up to their length beyond the patch square.
+    let reach = assets.max_length * ins.height_scale;
+    let lo = Vec3::new(ins.origin[0], ins.origin[1], ins.z_range[0]) - Vec3::splat(reach);
+    let hi = Vec3::new(ins.origin[0] + s, ins.origin[1] + s, ins.z_range[1]) + Vec3::splat(reach);
+    if culling::intersects(planes, lo, hi) {
+        mask
+    } else {
+        0
+    }
 }
 
 /// Whether a sphere touches the volume of `planes`.
