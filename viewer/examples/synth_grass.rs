@@ -13,7 +13,8 @@ fn main() {
         std::process::exit(2);
     };
     let num = |i: usize, d: u32| args.get(i).map(|s| s.parse::<u32>().expect("a whole number")).unwrap_or(d);
-    let s = synth::Synth { tiles: num(1, 4), cells: 16, levels: 3 };
+    let tiles = num(1, 4);
+    let s = synth::Synth { tiles, cells: 16, levels: tiles.trailing_zeros() + 1 };
     let dir = std::path::Path::new(dir);
     s.write(dir);
     grass::add_grass(dir, &s, &grass::patches(24, num(2, 400) as usize, 1.0, true));

@@ -249,8 +249,12 @@ fn fs_tint(v: TintVary) -> SceneOut {
     } else if (MODE == 3u) {
         c = tonemap(v.light);
     } else {
-        let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n, 0.0005);
-        c = tonemap(fog_over(params.tint.rgb * (v.light + sun), v.world));
+        // What a field of blades averages to (lit() over random blade normals and the sward's
+        // self-shadowing: 0.7 over the blade's area, nearer 1 at the grazing angles that see the tips),
+        // so the tint beyond D continues the blades.
+        let direct = 0.45 * max(frame.sun_dir.z, 0.0) + 0.37 * max(dot(n, frame.sun_dir.xyz), 0.0);
+        let sun = frame.sun_color.rgb * direct * sun_visibility(v.world, n, 0.0005);
+        c = tonemap(fog_over(0.85 * params.tint.rgb * (v.light + sun), v.world));
     }
     var o: SceneOut;
     o.color = vec4<f32>(c, alpha);
