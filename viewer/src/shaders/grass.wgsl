@@ -117,7 +117,7 @@ fn lit(world: vec3<f32>, n_in: vec3<f32>, albedo: vec3<f32>, light: vec3<f32>, t
     let ndl = dot(n, frame.sun_dir.xyz);
     // Thin leaves: the sun through the blade (translucency) and a share that follows the sun's height
     // rather than the blade's own normal, so a field shades alike at every level of detail.
-    let direct = 0.5 * (max(ndl, 0.0) + 0.6 * max(-ndl, 0.0)) + 0.45 * max(frame.sun_dir.z, 0.0);
+    let direct = 0.3 * (max(ndl, 0.0) + 0.6 * max(-ndl, 0.0)) + 0.58 * max(frame.sun_dir.z, 0.0);
     let vis = sun_visibility(world, vec3<f32>(0.0, 0.0, 1.0), 0.001);
     // Self-shadowing toward the base of the sward.
     let ao = mix(0.55, 1.0, t);
@@ -252,9 +252,9 @@ fn fs_tint(v: TintVary) -> SceneOut {
         // What a field of blades averages to (lit() over random blade normals and the sward's
         // self-shadowing: 0.7 over the blade's area, nearer 1 at the grazing angles that see the tips),
         // so the tint beyond D continues the blades.
-        let direct = 0.45 * max(frame.sun_dir.z, 0.0) + 0.37 * max(dot(n, frame.sun_dir.xyz), 0.0);
+        let direct = 0.58 * max(frame.sun_dir.z, 0.0) + 0.22 * max(dot(n, frame.sun_dir.xyz), 0.0);
         let sun = frame.sun_color.rgb * direct * sun_visibility(v.world, n, 0.0005);
-        c = tonemap(fog_over(0.85 * params.tint.rgb * (v.light + sun), v.world));
+        c = tonemap(fog_over(0.9 * params.tint.rgb * (v.light + sun), v.world));
     }
     var o: SceneOut;
     o.color = vec4<f32>(c, alpha);
