@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Each module and the modules of this crate it may name (`crate::X`).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("cli", &["budget", "density", "diff", "peak_memory", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid"]),
-    ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter"]),
+    ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter", "grass"]),
     ("diff", &[]),
     ("budget", &["world"]),
     ("world", &["ao", "lighting", "trees"]),
@@ -23,6 +23,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("scatter", &["density", "rng", "grid"]),
     ("impostor", &["rays", "rng"]),
     ("trees", &["rng", "rays", "impostor"]),
+    ("grass", &["rng"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

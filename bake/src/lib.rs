@@ -5,6 +5,7 @@ pub mod budget;
 pub mod cli;
 pub mod density;
 pub mod diff;
+pub mod grass;
 pub mod grid;
 pub mod impostor;
 #[cfg(test)]

@@ -24,6 +24,7 @@ fn density_inputs_hash(world: &World, with_edits: bool) -> u128 {
     spec.ao = Default::default();
     spec.lighting = Default::default();
     spec.trees = None;
+    spec.grass = None;
     spec.name.clear();
     if !with_edits {
         spec.brushes = Default::default();

@@ -7,6 +7,7 @@
 mod engine;
 mod error;
 mod failpoint;
+mod grass;
 mod hit_check;
 mod inputs;
 mod lighting;

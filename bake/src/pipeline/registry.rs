@@ -1,5 +1,6 @@
 //! The products a bake makes, in dependency order: adding a product is one line here.
 
+use super::grass::{GrassGroundProduct, GrassPatchesProduct, GrassProduct};
 use super::lighting::{LightingProduct, TransportProduct};
 use super::product::{TileProduct, WorldProduct};
 use super::terrain::TerrainProduct;
@@ -33,6 +34,9 @@ impl Registry {
             .world(TransportProduct)
             .tile(LightingProduct)
             .tile(TreeLightingProduct)
+            .world(GrassPatchesProduct)
+            .world(GrassGroundProduct)
+            .tile(GrassProduct)
     }
 
     /// Appends a world product.

@@ -37,6 +37,11 @@ impl World {
                 }
             }
         }
+        if let (Some(grass), Some(image)) = (&mut spec.grass, &self.grass_density) {
+            let name = "grass-density.png".to_owned();
+            grass.density_image = Some(name.clone());
+            files.push(EmbeddedFile { name, bytes: image.png.clone() });
+        }
         files.insert(0, EmbeddedFile { name: WORLD_FILE.to_owned(), bytes: spec.canonical_toml().into_bytes() });
         EmbeddedFiles { files }
     }

@@ -8,6 +8,7 @@
 mod brush;
 mod embed;
 mod files;
+mod grass;
 mod heightmap;
 mod name;
 mod source;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 pub use brush::{parse_brushes, strokes_to_toml, BrushShape, BrushStroke, Falloff, MAX_STROKES};
 pub use files::{MAX_BRUSH_FILE_BYTES, MAX_HEIGHTMAP_FILE_BYTES, MAX_WORLD_FILE_BYTES};
+pub use grass::{GrassSpec, MAX_GRASS_LEVELS, MAX_GRASS_PATCHES, MAX_PATCH_BLADES, MIN_GRASS_LEVELS};
 pub use heightmap::{Heightmap, HeightmapError, MAX_HEIGHTMAP_SIDE};
 pub use name::{name_problem, MAX_NAME_LEN};
 pub use spec::{BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, VolumeSpec, WorldSpec};
@@ -85,6 +87,8 @@ pub struct World {
     pub heightmap: Option<Heightmap>,
     /// Per `[[trees.species]]` entry, its `density_image` (the file's bytes and their decoded values), if it names one.
     pub tree_density: Vec<Option<DensityImage>>,
+    /// `[grass] density_image`, if it names one.
+    pub grass_density: Option<DensityImage>,
 }
 
 /// A greyscale image read from the world's directory: the file's bytes (embedded in the bake's
@@ -169,7 +173,17 @@ impl World {
             });
         }
 
-        Ok(World { spec, path: path_for_messages.to_owned(), brushes, heightmap, tree_density })
+        let grass_density = match spec.grass.as_ref().and_then(|g| g.density_image.as_ref()) {
+            None => None,
+            Some(rel) => {
+                let key = "grass.density_image";
+                let png = read(key, rel, MAX_HEIGHTMAP_FILE_BYTES)?;
+                let map = Heightmap::from_png(&png).map_err(|e| src.error_at_key(key, format!("{rel:?}: {e}")))?;
+                Some(DensityImage { png, map })
+            }
+        };
+
+        Ok(World { spec, path: path_for_messages.to_owned(), brushes, heightmap, tree_density, grass_density })
     }
 
     /// Samples per axis `[nx, ny, nz]`.
@@ -215,5 +229,7 @@ impl World {
 mod tests;
 #[cfg(test)]
 mod tests_hostile;
+#[cfg(test)]
+mod tests_grass;
 #[cfg(test)]
 mod tests_trees;

@@ -45,6 +45,9 @@ pub struct WorldSpec {
     /// `[trees]`: species, prototypes, placement and impostors; absent = no trees (see `worlds/README.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trees: Option<super::trees::TreesSpec>,
+    /// `[grass]`: blades, patches, levels and where grass grows; absent = no grass (see `worlds/README.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grass: Option<super::grass::GrassSpec>,
 }
 
 /// `[volume]`: the sample grid.

@@ -110,6 +110,9 @@ impl WorldSpec {
         if let Some(trees) = &self.trees {
             trees.validate(crate::trees::PRESETS)?;
         }
+        if let Some(grass) = &self.grass {
+            grass.validate(f64::from(self.volume.tile_size) * self.volume.voxel_size)?;
+        }
         Ok(())
     }
 

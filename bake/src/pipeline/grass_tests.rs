@@ -1,0 +1,147 @@
+//! The grass products' rules on small hand-made grounds: AO pruning, slope compensation, no grass
+//! on cliffs or under overhangs, instances tiling the tile, and the irradiance volume put back
+//! together from tile slices.
+
+use super::build::{ao_keep, ground_map, irradiance_volume, slope_keep, tile_section, GroundInputs, GroundMap};
+use super::*;
+use crate::ao::{AoSettings, OccupancyField};
+use crate::density::DensityVolume;
+use crate::lighting::{IrradianceVolume, VolumeDesc};
+
+const VS: f32 = 0.25;
+
+fn volume(dims: [usize; 3], f: impl Fn(f32, f32, f32) -> f32) -> Volume {
+    let density = DensityVolume::from_fn(dims, |i, j, k| f(i as f32 * VS, j as f32 * VS, k as f32 * VS).clamp(-1.0, 1.0));
+    let occupancy = OccupancyField::from_densities(density.dims, &density.data).unwrap();
+    Volume { density, occupancy }
+}
+
+/// A uniformly lit volume: every bin of every cell holds `rgb`.
+fn light(rgb: [f32; 3]) -> IrradianceVolume {
+    IrradianceVolume { min: [0.0; 3], max: [8.0, 8.0, 8.0], dims: [2, 2, 2], ambient: vec![[rgb; 6]; 8], direct: vec![[[0.0; 3]; 6]; 8], air: Vec::new() }
+}
+
+fn map(v: &Volume, spec: &GrassSpec) -> GroundMap {
+    let l = light([0.5, 0.6, 0.7]);
+    let inputs = GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &AoSettings { radius_voxels: 16.0, ..AoSettings::default() }, image: None };
+    ground_map(&inputs).unwrap().0
+}
+
+fn keep_at(m: &GroundMap, x: f32, y: f32) -> f32 {
+    let (i, j) = ((x / m.spacing).round() as usize, (y / m.spacing).round() as usize);
+    f32::from(m.keep[j * m.n[0] + i]) / 255.0
+}
+
+#[test]
+fn ao_pruning_is_the_reference_rule() {
+    for (ao, want) in [(0.0, 0.0), (0.8, 0.0), (0.85, 0.25), (0.9, 0.5), (0.99, 0.95), (1.0, 1.0)] {
+        assert!((ao_keep(ao) - want).abs() < 1e-6, "AO {ao}: {}", ao_keep(ao));
+    }
+}
+
+#[test]
+fn slope_compensation_gives_the_same_blades_per_unit_of_surface() {
+    // Patches are grown at density / cos(max) per unit² of horizontal area; a horizontal unit² of
+    // ground with normal n_z holds 1 / n_z units² of surface, and keeps cos(max) / n_z of them.
+    let spec = GrassSpec { max_slope: 40.0, ..GrassSpec::default() };
+    let cos_limit = libm::cos(40f64.to_radians()) as f32;
+    for deg in [0.0f64, 10.0, 25.0, 39.0] {
+        let n_z = libm::cos(deg.to_radians()) as f32;
+        let per_horizontal = spec.patch_density() as f32 * slope_keep(n_z, cos_limit);
+        let per_surface = per_horizontal * n_z;
+        assert!((per_surface - spec.density as f32).abs() < 1e-2, "{deg}°: {per_surface} per unit² of surface");
+    }
+    assert_eq!(slope_keep(libm::cos(41f64.to_radians()) as f32, cos_limit), 0.0, "above the limit");
+}
+
+#[test]
+fn grass_grows_on_open_ground_not_on_cliffs_or_under_an_overhang() {
+    // Ground at z = 1 for x < 4, a cliff up to z = 3 beyond; an overhang (a slab from z = 4.5 to 5)
+    // over 1 < y < 3 for x < 3, with open ground beside it.
+    let v = volume([33, 33, 33], |x, y, z| {
+        let ground = if x < 4.0 { 1.0 } else { 3.0 };
+        let slab = x < 3.0 && y > 1.0 && y < 3.0 && z > 4.5 && z < 5.0;
+        if slab {
+            1.0
+        } else {
+            (ground - z) / VS
+        }
+    });
+    let spec = GrassSpec { ao_prune: false, ..GrassSpec::default() };
+    let m = map(&v, &spec);
+    assert!(keep_at(&m, 2.0, 6.0) > 0.7, "open flat ground: {}", keep_at(&m, 2.0, 6.0));
+    assert!(keep_at(&m, 6.0, 6.0) > 0.7, "the upper ground");
+    // The face lies between the density samples at x = 3.75 and 4.0.
+    for x in [3.75, 3.875, 4.0] {
+        assert_eq!(keep_at(&m, x, 6.0), 0.0, "at the cliff, x = {x}");
+    }
+    // Under the overhang the topmost surface is the slab's top, ground "open to the sky" there;
+    // its edges are cliffs, and the ground beneath it is never in the map.
+    let h = m.height[(2.0 / m.spacing) as usize * m.n[0] + (1.0 / m.spacing) as usize];
+    assert!((h - 5.0).abs() < 0.2, "the slab's top is the ground there: {h}");
+    for y in [1.125, 1.25, 2.75, 2.875] {
+        assert_eq!(keep_at(&m, 1.0, y), 0.0, "the slab's edge at y = {y}");
+    }
+}
+
+#[test]
+fn ao_pruning_thins_grass_in_a_pit_and_keeps_it_in_the_open() {
+    // A flat field with a narrow, deep pit around (4, 4).
+    let v = volume([33, 33, 33], |x, y, z| {
+        let pit = (x - 4.0).abs() < 0.6 && (y - 4.0).abs() < 0.6;
+        let ground = if pit { 1.0 } else { 5.0 };
+        (ground - z) / VS
+    });
+    let spec = GrassSpec { max_slope: 85.0, ..GrassSpec::default() };
+    let m = map(&v, &spec);
+    assert_eq!(keep_at(&m, 4.0, 4.0), 0.0, "the pit's floor sees little sky");
+    assert!(keep_at(&m, 1.5, 6.5) > 0.0, "open ground keeps grass");
+}
+
+#[test]
+fn instances_cover_the_grassy_tile_with_patches_that_tile_it_exactly() {
+    let v = volume([33, 33, 17], |_, _, z| (1.0 - z) / VS);
+    let spec = GrassSpec { patch_size: 1.0, ao_prune: false, ..GrassSpec::default() };
+    let m = map(&v, &spec);
+    let tiling = Tiling::new([32, 32, 17], 16, VS);
+    let a = tile_section(&m, &tiling, TileId { level: 0, x: 1, y: 0 }, &spec, 7, 42);
+    assert_eq!((a.size, a.spacing, a.origin, a.patches_hash), (33, 0.125, [4.0, 0.0], 42));
+    assert_eq!(a.instances.len(), 16, "4 × 4 patches of 1 unit over a 4-unit tile");
+    let mut origins: Vec<[f32; 2]> = a.instances.iter().map(|i| i.origin).collect();
+    origins.sort_by(|p, q| p.partial_cmp(q).unwrap());
+    let want: Vec<[f32; 2]> = (0..4).flat_map(|x| (0..4).map(move |y| [4.0 + x as f32, y as f32])).collect();
+    assert_eq!(origins, want);
+    assert!(a.instances.iter().all(|i| i.rotation < 4 && usize::from(i.patch) < spec.patches as usize && (0.8..=1.2).contains(&i.height_scale)));
+    // Flat open ground: the tallest instances.
+    assert!(a.instances.iter().all(|i| i.height_scale > 1.15), "{:?}", a.instances[0]);
+    assert!((a.height_at(5.3, 2.2) - 1.0).abs() < 1e-3);
+    // The same bake again gives the same section; another seed other patches.
+    assert_eq!(tile_section(&m, &tiling, TileId { level: 0, x: 1, y: 0 }, &spec, 7, 42), a);
+    let b = tile_section(&m, &tiling, TileId { level: 0, x: 1, y: 0 }, &spec, 8, 42);
+    assert_ne!(a.instances, b.instances);
+    // Coarser tiles have the map over their footprint and no instances.
+    let top = tile_section(&m, &tiling, TileId { level: 1, x: 0, y: 0 }, &spec, 7, 42);
+    assert_eq!((top.size, top.spacing, top.instances.len()), (33, 0.25, 0));
+}
+
+#[test]
+fn the_irradiance_volume_comes_back_from_its_tile_slices() {
+    let desc = VolumeDesc { min: [0.0; 3], max: [4.0, 4.0, 2.0], dims: [4, 4, 2] };
+    let cell = |x: usize, y: usize, z: usize| [[(x + 4 * y + 16 * z) as f32; 3]; 6];
+    // Two slices, each with a halo column the other also holds.
+    let slice = |x0: usize, x1: usize| kiln_formats::sections::IrradianceGrid {
+        min: [x0 as f32, 0.0, 0.0],
+        max: [x1 as f32, 4.0, 2.0],
+        dims: [(x1 - x0) as u32, 4, 2],
+        ambient: (0..2).flat_map(|z| (0..4).flat_map(move |y| (x0..x1).map(move |x| cell(x, y, z)))).collect(),
+        direct: vec![[[0.0; 3]; 6]; (x1 - x0) * 8],
+    };
+    let v = irradiance_volume(desc, &[slice(0, 3), slice(1, 4)]);
+    for z in 0..2 {
+        for y in 0..4 {
+            for x in 0..4 {
+                assert_eq!(v.ambient[x + 4 * (y + 4 * z)], cell(x, y, z));
+            }
+        }
+    }
+}
