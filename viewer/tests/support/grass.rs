@@ -208,7 +208,7 @@ fn ground(synth: &Synth, level: u32, tx: u32, ty: u32, hash: u64, instances: boo
 /// Adds the shared grass pack `patches` and `GRSS` to every tile of the bake at `dir`.
 pub fn add_grass(dir: &Path, synth: &Synth, patches: &GrassPatches) {
     let mut b = PackBuilder::new([0, 1, 0]);
-    b.add(&PackInfo { kind: PackKind::Shared { product: "grass".into() }, world_name: "synth".into(), inputs_hash: 12 }).unwrap();
+    b.add(&PackInfo { kind: PackKind::Shared { product: "grass-patches".into() }, world_name: "synth".into(), inputs_hash: 12 }).unwrap();
     b.add(patches).unwrap();
     let shared = b.to_bytes().unwrap();
     let hash = xxhash_rust::xxh3::xxh3_64(&shared);
@@ -227,8 +227,8 @@ pub fn add_grass(dir: &Path, synth: &Synth, patches: &GrassPatches) {
         node.content_hash = xxhash_rust::xxh3::xxh3_64(&bytes);
         node.file_len = bytes.len() as u64;
     }
-    shrd.retain(|s| s.product != "grass");
-    shrd.push(SharedPack { product: "grass".into(), path: "shared/grass-patches.kpack".into(), content_hash: hash, file_len: shared.len() as u64 });
+    shrd.retain(|s| s.product != "grass-patches");
+    shrd.push(SharedPack { product: "grass-patches".into(), path: "shared/grass-patches.kpack".into(), content_hash: hash, file_len: shared.len() as u64 });
     let mut b = PackBuilder::new([0, 1, 0]);
     b.add(&PackInfo { kind: PackKind::Manifest, world_name: manifest.world_name.clone(), inputs_hash: manifest.world_hash }).unwrap();
     b.add(&manifest).unwrap();

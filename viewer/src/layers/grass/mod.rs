@@ -17,8 +17,10 @@ pub mod select;
 
 use super::Product;
 
-/// The product's name (its shared pack's `product`).
-pub const NAME: &str = "grass";
+/// The product's name: its shared pack's `product` (the bake names shared packs
+/// `shared/<product>.kpack`, so the grass pack's product is `grass-patches`, as the trees' is
+/// `tree-prototypes`).
+pub const NAME: &str = "grass-patches";
 
 /// The grass's registration in [`super::PRODUCTS`].
 pub const PRODUCT: Product = Product {
