@@ -19,7 +19,8 @@ use crate::view_mode::ViewMode;
 
 /// Names of the per-level drawn counts in the HUD and `--stats`.
 pub const LEVEL_NAMES: [&str; 6] = ["grass_l0", "grass_l1", "grass_l2", "grass_l3", "grass_l4", "grass_l5"];
-/// Blades within the grass distance (level-0 blades of the candidate instances × their keep).
+/// Blades within the grass distance, in view or not (level-0 blades of the instances whose centre
+/// is within `D`, × the keep there).
 pub const IN_DISTANCE: &str = "grass_in_distance";
 /// Blades drawn (every level).
 pub const DRAWN: &str = "grass_drawn";
@@ -289,6 +290,16 @@ impl Layer for GrassLayer {
         keys.sort_unstable_by_key(|k| (k.y, k.x));
         for key in keys {
             let t = &self.tiles[&key];
+            // Blades within the grass distance, in view or not (the HUD's measure of the field).
+            let (lo, hi) = (Vec3::from(t.data.bounds.0), Vec3::from(t.data.bounds.1));
+            if eye.clamp(lo, hi).distance(eye) < lod.distance {
+                for ins in &t.data.instances {
+                    let c = [ins.origin[0] + 0.5 * s, ins.origin[1] + 0.5 * s];
+                    if Vec3::new(c[0], c[1], t.data.map.height_at(c[0], c[1])).distance(eye) < lod.distance {
+                        in_distance += f64::from(assets.ranges[ins.patch as usize][0].1) * f64::from(t.data.map.keep_at(c[0], c[1]));
+                    }
+                }
+            }
             if !tile_in_reach(&lod, &t.data, eye, &planes) {
                 continue;
             }
@@ -302,11 +313,6 @@ impl Layer for GrassLayer {
                     continue;
                 }
                 let ranges = &assets.ranges[ins.patch as usize];
-                let centre = [ins.origin[0] + 0.5 * s, ins.origin[1] + 0.5 * s];
-                let cz = t.data.map.height_at(centre[0], centre[1]);
-                if Vec3::new(centre[0], centre[1], cz).distance(eye) < lod.distance {
-                    in_distance += f64::from(ranges[0].1) * f64::from(t.data.map.keep_at(centre[0], centre[1]));
-                }
                 let mut push = |level: usize, first: u32, count: u32| {
                     if count > 0 {
                         jobs.push(GpuJob {
