@@ -209,27 +209,44 @@ fn map_height(t: TileInfo, i: u32, j: u32) -> f32 {
     return bitcast<f32>(samples[t.base + (jj * t.size + ii) * 3u]);
 }
 
+// Every other sample: a tile's map has two samples per voxel, its terrain mesh one vertex, and the
+// tint costs as many triangles as the terrain it covers, not four times as many.
+const TINT_STRIDE: u32 = 2u;
+
+fn map_keep(t: TileInfo, i: u32, j: u32) -> u32 {
+    return samples[t.base + (min(j, t.size - 1u) * t.size + min(i, t.size - 1u)) * 3u + 1u];
+}
+
 @vertex
 fn vs_tint(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> TintVary {
     let t = tiles[ii];
-    let cells = t.size - 1u;
+    let cells = (t.size - 1u) / TINT_STRIDE;
     let cell = vi / 6u;
     let corner = array<vec2<u32>, 6>(vec2<u32>(0u, 0u), vec2<u32>(1u, 0u), vec2<u32>(1u, 1u), vec2<u32>(0u, 0u), vec2<u32>(1u, 1u), vec2<u32>(0u, 1u));
     var o: TintVary;
-    if (cell >= cells * cells) {
+    let ci = (cell % max(cells, 1u)) * TINT_STRIDE;
+    let cj = (cell / max(cells, 1u)) * TINT_STRIDE;
+    let st = TINT_STRIDE;
+    // Cells beyond this tile's map, and cells without grass, collapse to nothing.
+    if (cell >= cells * cells || map_keep(t, ci, cj) + map_keep(t, ci + st, cj) + map_keep(t, ci, cj + st) + map_keep(t, ci + st, cj + st) == 0u) {
         o.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return o;
     }
     let c = corner[vi % 6u];
-    let i = cell % cells + c.x;
-    let j = cell / cells + c.y;
+    let i = ci + c.x * st;
+    let j = cj + c.y * st;
     let k = t.base + (j * t.size + i) * 3u;
     let z = bitcast<f32>(samples[k]);
-    let dx = (map_height(t, i + 1u, j) - map_height(t, max(i, 1u) - 1u, j)) / (f32(min(i + 1u, cells) - (max(i, 1u) - 1u)) * t.spacing);
-    let dy = (map_height(t, i, j + 1u) - map_height(t, i, max(j, 1u) - 1u)) / (f32(min(j + 1u, cells) - (max(j, 1u) - 1u)) * t.spacing);
+    let last = t.size - 1u;
+    let i0 = select(i - st, 0u, i < st);
+    let j0 = select(j - st, 0u, j < st);
+    let i1 = min(i + st, last);
+    let j1 = min(j + st, last);
+    let dx = (map_height(t, i1, j) - map_height(t, i0, j)) / (f32(i1 - i0) * t.spacing);
+    let dy = (map_height(t, i, j1) - map_height(t, i, j0)) / (f32(j1 - j0) * t.spacing);
     o.normal = normalize(vec3<f32>(-dx, -dy, 1.0));
     // Lifted a little off the terrain, which meshes the same ground with other vertices.
-    o.world = vec3<f32>(t.origin + vec2<f32>(f32(i), f32(j)) * t.spacing, z + 0.02 + 0.1 * t.spacing);
+    o.world = vec3<f32>(t.origin + vec2<f32>(f32(i), f32(j)) * t.spacing, z + 0.02 + 0.1 * t.spacing * f32(st));
     o.clip = frame.view_proj * vec4<f32>(o.world, 1.0);
     o.keep = f32(samples[k + 1u]) / 255.0;
     o.light = rgb9e5(samples[k + 2u]);

@@ -24,6 +24,8 @@ pub const LEVEL_NAMES: [&str; 6] = ["grass_l0", "grass_l1", "grass_l2", "grass_l
 pub const IN_DISTANCE: &str = "grass_in_distance";
 /// Blades drawn (every level).
 pub const DRAWN: &str = "grass_drawn";
+/// Map samples per tint grid step (`TINT_STRIDE` in `grass.wgsl`).
+const TINT_STRIDE: u32 = 2;
 /// Entries per dynamic-offset step (256-byte storage offset alignment).
 const REGION_ALIGN: u64 = 256 / ENTRY_BYTES;
 
@@ -253,7 +255,7 @@ impl Layer for GrassLayer {
     /// The ground tint's triangles (the blades are counted by `prepare_frame`).
     fn extent(&self, key: TileId) -> Option<Extent> {
         self.tiles.get(&key).map(|t| {
-            let cells = u64::from(t.data.map.size - 1);
+            let cells = u64::from((t.data.map.size - 1) / TINT_STRIDE);
             Extent { min: Vec3::from(t.data.bounds.0), max: Vec3::from(t.data.bounds.1), triangles: 2 * cells * cells }
         })
     }
@@ -468,7 +470,7 @@ impl Layer for GrassLayer {
                 wgpu::BindGroupEntry { binding: 5, resource: whole(&self.samples) },
             ],
         });
-        let cells = self.tiles.values().map(|t| t.data.map.size - 1).max().unwrap_or(0);
+        let cells = self.tiles.values().map(|t| (t.data.map.size - 1) / TINT_STRIDE).max().unwrap_or(0);
         self.frame = FrameDraw { regions, tint_tiles, tint_vertices: cells * cells * 6, jobs: jobs.len(), group: Some(draw_group) };
         if readback_slot.is_some() || !self.readback.is_empty() {
             self.collect(device, settings.exact_counts && readback_slot.is_some());
