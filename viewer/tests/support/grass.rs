@@ -228,7 +228,12 @@ pub fn add_grass(dir: &Path, synth: &Synth, patches: &GrassPatches) {
         node.file_len = bytes.len() as u64;
     }
     shrd.retain(|s| s.product != "grass-patches");
-    shrd.push(SharedPack { product: "grass-patches".into(), path: "shared/grass-patches.kpack".into(), content_hash: hash, file_len: shared.len() as u64 });
+    shrd.push(SharedPack {
+        product: "grass-patches".into(),
+        path: "shared/grass-patches.kpack".into(),
+        content_hash: hash,
+        file_len: shared.len() as u64,
+    });
     let mut b = PackBuilder::new([0, 1, 0]);
     b.add(&PackInfo { kind: PackKind::Manifest, world_name: manifest.world_name.clone(), inputs_hash: manifest.world_hash }).unwrap();
     b.add(&manifest).unwrap();
