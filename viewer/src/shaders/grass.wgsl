@@ -227,8 +227,13 @@ fn vs_tint(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> 
     let ci = (cell % max(cells, 1u)) * TINT_STRIDE;
     let cj = (cell / max(cells, 1u)) * TINT_STRIDE;
     let st = TINT_STRIDE;
-    // Cells beyond this tile's map, and cells without grass, collapse to nothing.
-    if (cell >= cells * cells || map_keep(t, ci, cj) + map_keep(t, ci + st, cj) + map_keep(t, ci, cj + st) + map_keep(t, ci + st, cj + st) == 0u) {
+    // Cells beyond this tile's map, without grass, or across a cliff collapse to nothing.
+    let h00 = map_height(t, ci, cj);
+    let h10 = map_height(t, ci + st, cj);
+    let h01 = map_height(t, ci, cj + st);
+    let h11 = map_height(t, ci + st, cj + st);
+    let cliff = max(max(h00, h10), max(h01, h11)) - min(min(h00, h10), min(h01, h11)) > CLIFF * t.spacing * f32(st);
+    if (cell >= cells * cells || cliff || map_keep(t, ci, cj) + map_keep(t, ci + st, cj) + map_keep(t, ci, cj + st) + map_keep(t, ci + st, cj + st) == 0u) {
         o.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
         return o;
     }

@@ -56,6 +56,9 @@ const SALT_CUTOFF: u32 = 0x02e5be93u;
 const FLOWER_KEY: u32 = 0x40000000u;
 const MORPH_BAND: f32 = 0.15;
 const CUT_STAGGER: f32 = 0.1;
+// Height difference between neighbouring ground samples, in sample spacings, taken as a cliff:
+// no blade stands between them and no tint spans them (layers::grass::select::CLIFF).
+const CLIFF: f32 = 4.0;
 
 fn fmix(x: u32) -> u32 {
     var h = x;

@@ -53,6 +53,10 @@ fn ground(t: TileInfo, q: vec2<f32>) -> Ground {
     let k01 = f32(word(t, i, j + 1u, 1u)) / 255.0;
     let k11 = f32(word(t, i + 1u, j + 1u, 1u)) / 255.0;
     g.keep = (k00 * (1.0 - fu) + k10 * fu) * (1.0 - fv) + (k01 * (1.0 - fu) + k11 * fu) * fv;
+    // Between samples across a cliff (the topmost ground jumps) a base would hang in the air.
+    if (max(max(h00, h10), max(h01, h11)) - min(min(h00, h10), min(h01, h11)) > CLIFF * t.spacing) {
+        g.keep = 0.0;
+    }
     let l0 = mix(rgb9e5(word(t, i, j, 2u)), rgb9e5(word(t, i + 1u, j, 2u)), fu);
     let l1 = mix(rgb9e5(word(t, i, j + 1u, 2u)), rgb9e5(word(t, i + 1u, j + 1u, 2u)), fu);
     g.light = mix(l0, l1, fv);

@@ -21,6 +21,9 @@ pub const CUT_STAGGER: f32 = 0.1;
 pub const MORPH_BAND: f32 = 0.15;
 /// Ratio of consecutive switch distances.
 pub const SWITCH_RATIO: f32 = 0.6;
+/// Height difference between neighbouring ground samples, in sample spacings, taken as a cliff: a
+/// blade between them would hang in the air, so none is kept there (`CLIFF` in `grass_common.wgsl`).
+pub const CLIFF: f32 = 4.0;
 /// Default grass distance `D` (world units).
 pub const DEFAULT_DISTANCE: f32 = 40.0;
 /// Hash salts: the keep test, the switch thresholds and the cutoff draw independent numbers.
@@ -182,6 +185,25 @@ pub struct Pick {
     pub distance: f32,
 }
 
+/// The fraction of blades kept at world `(x, y)`: the map's bilinear keep, 0 between samples across
+/// a cliff (as `ground` in `grass_select.wgsl`).
+pub fn keep_at(tile: &TileGrass, x: f32, y: f32) -> f32 {
+    let m = &tile.map;
+    let n = m.size as usize;
+    let last = (n - 1) as f32;
+    let u = ((x - m.origin[0]) / m.spacing).clamp(0.0, last);
+    let v = ((y - m.origin[1]) / m.spacing).clamp(0.0, last);
+    let (i, j) = ((u as usize).min(n - 2), (v as usize).min(n - 2));
+    let h = |a: usize, b: usize| m.height_min + f32::from(m.heights[b * n + a]) * m.height_step;
+    let hs = [h(i, j), h(i + 1, j), h(i, j + 1), h(i + 1, j + 1)];
+    let (lo, hi) = hs.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &z| (a.min(z), b.max(z)));
+    if hi - lo > CLIFF * m.spacing {
+        0.0
+    } else {
+        m.keep_at(x, y)
+    }
+}
+
 /// The world base of blade `g` (absolute index) of `ins` on `tile`'s ground.
 pub fn blade_base(assets: &GrassAssets, tile: &TileGrass, ins: &Instance, g: u32) -> Vec3 {
     let b = &assets.blades[g as usize];
@@ -213,7 +235,7 @@ pub fn select_instance(
             let g = first + local;
             let b = &assets.blades[g as usize];
             let base = blade_base(assets, tile, ins, g);
-            if unit(hash3(ins.key, k as u32, local)) >= tile.map.keep_at(base.x, base.y) {
+            if unit(hash3(ins.key, k as u32, local)) >= keep_at(tile, base.x, base.y) {
                 continue;
             }
             let d = base.distance(eye);
