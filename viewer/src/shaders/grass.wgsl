@@ -171,7 +171,7 @@ fn vs_flower(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -
         o.uv = vec2<f32>(q.x, q.y * 2.0 - 1.0);
         o.t = 1.0;
     } else {
-        world = e.pos + right * q.x * 0.08 * r + vec3<f32>(0.0, 0.0, q.y * height) + sway * q.y * q.y;
+        world = e.pos + right * q.x * 0.2 * r + vec3<f32>(0.0, 0.0, q.y * height) + sway * q.y * q.y;
         o.color = vec3<f32>(0.10, 0.28, 0.05);
         o.uv = vec2<f32>(0.0);
         o.t = q.y;
