@@ -35,6 +35,14 @@ const TREE_OCCLUDER_TRIANGLES: f64 = 2200.0;
 const OCCLUDER_TRIANGLE_BYTES: f64 = 100.0;
 /// Core-seconds to grow and capture one prototype.
 const PROTOTYPE_SECONDS: f64 = 0.3;
+/// Memory per ground-map sample of grass (one every half voxel over the world): the ground hit and
+/// normal, AO, keep, vigour, light and the tiles' copies of the maps.
+const GRASS_SAMPLE_BYTES: f64 = 48.0;
+/// Memory per level-0 grass blade of the unique patches (every level, as grown, as the section and
+/// encoded in the shared pack).
+const GRASS_BLADE_BYTES: f64 = 500.0;
+/// Core-seconds per grass ground-map sample (ground, AO at every fourth, keep and light).
+const GRASS_SAMPLE_SECONDS: f64 = 1e-6;
 /// Safety factor over the fitted model, so that it stays an upper bound.
 const MARGIN: f64 = 1.15;
 /// Core-seconds per light path, per triangle and per sample, measured on the shipped worlds.
@@ -76,10 +84,15 @@ impl Estimate {
         let triangles = columns * (COLUMN_TRIANGLES + COLUMN_TRIANGLES_PER_VOXEL * active_z);
         let threads = threads.max(1);
         let (tree_bytes, tree_seconds) = trees(spec);
-        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + TRIANGLE_BYTES * triangles + tree_bytes;
+        let (grass_bytes, grass_seconds) = grass(spec);
+        // Grass is baked after light transport, whose BVH and deposits are most of the per-triangle
+        // bytes: the peak is the larger of the two phases (measured: grass left both shipped
+        // worlds' peaks unchanged).
+        let phases = (TRIANGLE_BYTES * triangles).max(grass_bytes);
+        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + phases + tree_bytes;
         let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
         let light_paths = f64::from(spec.lighting.paths_per_area) * area;
-        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds;
+        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds + grass_seconds;
         Estimate {
             peak_bytes: (bytes * MARGIN) as u64,
             samples: samples as u64,
@@ -127,6 +140,18 @@ fn trees(spec: &WorldSpec) -> (f64, f64) {
     let instances: f64 = t.species.iter().map(|s| area * s.density.min(0.66 / (s.min_spacing * s.min_spacing))).sum();
     let occluders = if t.occlude_light { instances * TREE_OCCLUDER_TRIANGLES * OCCLUDER_TRIANGLE_BYTES } else { 0.0 };
     (prototypes * per_prototype + occluders, prototypes * PROTOTYPE_SECONDS * views * (px / 32.0) * (px / 32.0))
+}
+
+/// Memory and core-seconds of a world's grass: the world-wide ground map (a sample every half voxel)
+/// and the unique patches with their levels.
+fn grass(spec: &WorldSpec) -> (f64, f64) {
+    let Some(g) = spec.grass.as_ref() else { return (0.0, 0.0) };
+    let [nx, ny, _] = spec.volume.size.map(f64::from);
+    let map = (2.0 * nx + 1.0) * (2.0 * ny + 1.0);
+    let tile = f64::from(spec.volume.tile_size) * spec.volume.voxel_size;
+    let side = g.patch_side(tile);
+    let blades = f64::from(g.patches) * g.patch_density() * side * side;
+    (map * GRASS_SAMPLE_BYTES + blades * GRASS_BLADE_BYTES, map * GRASS_SAMPLE_SECONDS)
 }
 
 /// A memory budget and where it came from.

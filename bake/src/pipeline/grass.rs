@@ -15,8 +15,8 @@ use rayon::prelude::*;
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
 use super::inputs::settings_hash;
-use super::lod::{TileId, Tiling};
 use super::lighting::volume_desc;
+use super::lod::{TileId, Tiling};
 use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::volume::Volume;
@@ -212,7 +212,10 @@ impl WorldProduct for GrassGroundProduct {
             .with("level-0 lighting", settings_hash(&lit))
             .with("ao settings", settings_hash(&world.spec.ao))
             .with("tiling", settings_hash(&(t.tile_voxels, t.tiles, t.voxel_size.to_bits())))
-            .with("keep", settings_hash(&(spec.max_slope.to_bits(), spec.height_band.map(f64::to_bits), spec.height.map(f64::to_bits), spec.ao_prune)))
+            .with(
+                "keep",
+                settings_hash(&(spec.max_slope.to_bits(), spec.height_band.map(f64::to_bits), spec.height.map(f64::to_bits), spec.ao_prune)),
+            )
             .with("density image", settings_hash(&image)))
     }
     fn world_needs(&self) -> &'static [&'static str] {
@@ -235,7 +238,8 @@ impl WorldProduct for GrassGroundProduct {
         let err = fail(ctx.plan(), self.name());
         let mut slices = Vec::new();
         for t in level0_tiles(ctx.plan()) {
-            let raw = ctx.tile_output("lighting", t)?.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
+            let raw =
+                ctx.tile_output("lighting", t)?.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
             slices.push(IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))?);
         }
         let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), &slices);

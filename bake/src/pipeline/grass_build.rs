@@ -11,7 +11,8 @@
 //!     at `density / cos(max_slope)` per unit² of *horizontal* area and a unit of horizontal area
 //!     holds `1 / n_z` units of surface, so blades per unit of surface are `density` on any slope;
 //!   - the map's own gradient: 0 when any of the 8 neighbouring samples has no ground or rises or
-//!     falls by more than the slope limit allows over its distance (plus a quarter voxel), so no
+//!     falls by more than the slope limit allows over its distance (plus a hundredth of a voxel), or
+//!     the gradient toward a quadrant (from the neighbours along X and Y) is steeper than it, so no
 //!     cell with a kept corner spans a cliff edge, an overhang's lip or a cave's mouth, and a blade
 //!     never stands on a cliff face or hangs in the air (every blade's z is the bilinear height of
 //!     the cell it is in);
@@ -77,7 +78,9 @@ pub fn density_image(m: &Heightmap) -> DensityImage {
         width: m.width,
         height: m.height,
         data: (0..m.height)
-            .flat_map(|y| (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8))
+            .flat_map(|y| {
+                (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8)
+            })
             .collect(),
     }
 }
@@ -191,7 +194,8 @@ pub fn ground_map(inp: &GroundInputs) -> Result<(GroundMap, String), GrassBakeEr
 
     // AO at the samples on the voxel lattice (even i and j), interpolated between them.
     let at = |i: usize, j: usize| j * n[0] + i;
-    let lattice: Vec<usize> = (0..n[1]).step_by(2).flat_map(|j| (0..n[0]).step_by(2).map(move |i| at(i, j))).filter(|&k| hits[k].0.is_finite()).collect();
+    let lattice: Vec<usize> =
+        (0..n[1]).step_by(2).flat_map(|j| (0..n[0]).step_by(2).map(move |i| at(i, j))).filter(|&k| hits[k].0.is_finite()).collect();
     // Computed even without AO pruning: an instance's height scale reads it.
     let positions: Vec<[f32; 3]> = lattice.iter().map(|&k| [(k % n[0]) as f32 * 0.5, (k / n[0]) as f32 * 0.5, hits[k].0 / vs]).collect();
     let normals: Vec<[f32; 3]> = lattice.iter().map(|&k| hits[k].1).collect();
@@ -245,7 +249,7 @@ pub fn ground_map(inp: &GroundInputs) -> Result<(GroundMap, String), GrassBakeEr
         if let Some(img) = inp.image {
             keep *= img.sample(i as f32 * spacing / world[0], j as f32 * spacing / world[1]);
         }
-        if keep > 0.0 && !gentle(&hits, n, i, j, spacing, rise + 1e-3, 0.25 * vs) {
+        if keep > 0.0 && !gentle(&hits, n, i, j, spacing, rise, 0.01 * vs) {
             keep = 0.0;
         }
         (unit_to_u8(keep), unit_to_u8(vigour), light)
@@ -272,18 +276,29 @@ pub fn ground_map(inp: &GroundInputs) -> Result<(GroundMap, String), GrassBakeEr
 }
 
 /// Whether every sample around `(i, j)` (8-neighbourhood, inside the map) has ground within
-/// `rise · distance + slack` of this one's height.
+/// `rise · distance + slack` of this one's height, and the map's gradient toward each quadrant
+/// (from the two neighbours along X and Y on that side) is at most `rise` (+ `slack` per sample):
+/// each direction alone could allow a steeper slope diagonally.
 fn gentle(hits: &[(f32, [f32; 3])], n: [usize; 2], i: usize, j: usize, spacing: f32, rise: f32, slack: f32) -> bool {
     let z = hits[j * n[0] + i].0;
+    let height = |di: i64, dj: i64| {
+        let (a, b) = (i as i64 + di, j as i64 + dj);
+        (a >= 0 && b >= 0 && a < n[0] as i64 && b < n[1] as i64).then(|| hits[b as usize * n[0] + a as usize].0)
+    };
     for dj in -1i64..=1 {
         for di in -1i64..=1 {
-            let (a, b) = (i as i64 + di, j as i64 + dj);
-            if (di, dj) == (0, 0) || a < 0 || b < 0 || a >= n[0] as i64 || b >= n[1] as i64 {
-                continue;
-            }
-            let other = hits[b as usize * n[0] + a as usize].0;
+            let Some(other) = height(di, dj).filter(|_| (di, dj) != (0, 0)) else { continue };
             let dist = if di != 0 && dj != 0 { spacing * std::f32::consts::SQRT_2 } else { spacing };
             if !other.is_finite() || (other - z).abs() > rise * dist + slack {
+                return false;
+            }
+        }
+    }
+    let limit = rise + slack / spacing;
+    for (si, sj) in [(1, 1), (1, -1), (-1, 1), (-1, -1)] {
+        if let (Some(hx), Some(hy)) = (height(si, 0), height(0, sj)) {
+            let (gx, gy) = ((hx - z) / spacing, (hy - z) / spacing);
+            if gx * gx + gy * gy > limit * limit {
                 return false;
             }
         }

@@ -18,12 +18,20 @@ fn volume(dims: [usize; 3], f: impl Fn(f32, f32, f32) -> f32) -> Volume {
 
 /// A uniformly lit volume: every bin of every cell holds `rgb`.
 fn light(rgb: [f32; 3]) -> IrradianceVolume {
-    IrradianceVolume { min: [0.0; 3], max: [8.0, 8.0, 8.0], dims: [2, 2, 2], ambient: vec![[rgb; 6]; 8], direct: vec![[[0.0; 3]; 6]; 8], air: Vec::new() }
+    IrradianceVolume {
+        min: [0.0; 3],
+        max: [8.0, 8.0, 8.0],
+        dims: [2, 2, 2],
+        ambient: vec![[rgb; 6]; 8],
+        direct: vec![[[0.0; 3]; 6]; 8],
+        air: Vec::new(),
+    }
 }
 
 fn map(v: &Volume, spec: &GrassSpec) -> GroundMap {
     let l = light([0.5, 0.6, 0.7]);
-    let inputs = GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &AoSettings { radius_voxels: 16.0, ..AoSettings::default() }, image: None };
+    let inputs =
+        GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &AoSettings { radius_voxels: 16.0, ..AoSettings::default() }, image: None };
     ground_map(&inputs).unwrap().0
 }
 

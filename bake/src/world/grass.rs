@@ -138,7 +138,7 @@ impl GrassSpec {
         range("flowers", self.flowers, 0.0, 1e4)?;
         let side = self.patch_side(tile_world_size);
         let blades = self.patch_density() * side * side;
-        if !(blades <= MAX_PATCH_BLADES) {
+        if blades.is_nan() || blades > MAX_PATCH_BLADES {
             return issue(
                 "density",
                 format!(

@@ -228,8 +228,8 @@ impl World {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_hostile;
-#[cfg(test)]
 mod tests_grass;
+#[cfg(test)]
+mod tests_hostile;
 #[cfg(test)]
 mod tests_trees;
