@@ -195,7 +195,10 @@ impl GrassLayer {
 
     /// Collects finished readbacks: the newest one's per-list counts.
     fn collect(&mut self, device: &wgpu::Device, wait: bool) {
-        let _ = device.poll(if wait { wgpu::PollType::wait_indefinitely() } else { wgpu::PollType::Poll });
+        // Without waiting, the front ends' own polls (each frame) have run the map callbacks.
+        if wait {
+            let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        }
         for (buffer, busy, ready) in &mut self.readback {
             if *busy && ready.load(std::sync::atomic::Ordering::Acquire) {
                 let words: Option<Vec<u32>> =
@@ -427,17 +430,18 @@ impl Layer for GrassLayer {
             }
             let bytes = (args.len() * 16) as u64;
             let free = self.readback.iter().position(|r| !r.1 && r.0.size() >= bytes);
-            let slot = free.unwrap_or_else(|| {
-                let b = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("grass counts readback"),
-                    size: bytes.max(256),
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
+            let in_flight = self.readback.iter().filter(|r| r.1).count();
+            if free.is_some() || in_flight < 3 || settings.exact_counts {
+                let slot = free.unwrap_or_else(|| {
+                    let b = device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("grass counts readback"),
+                        size: bytes.max(256),
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    self.readback.push((b, false, Arc::new(std::sync::atomic::AtomicBool::new(false))));
+                    self.readback.len() - 1
                 });
-                self.readback.push((b, false, Arc::new(std::sync::atomic::AtomicBool::new(false))));
-                self.readback.len() - 1
-            });
-            if self.readback.iter().filter(|r| r.1).count() < 3 || settings.exact_counts {
                 encoder.copy_buffer_to_buffer(self.args.get(), 0, &self.readback[slot].0, 0, bytes);
                 readback_slot = Some(slot);
             }
