@@ -24,6 +24,8 @@ pub const LEVEL_NAMES: [&str; 6] = ["grass_l0", "grass_l1", "grass_l2", "grass_l
 pub const IN_DISTANCE: &str = "grass_in_distance";
 /// Blades drawn (every level).
 pub const DRAWN: &str = "grass_drawn";
+/// Candidate blades the per-frame lists have room for before they grow.
+const ENTRIES_AT_START: u64 = 1 << 22;
 /// Map samples per tint grid step (`TINT_STRIDE` in `grass.wgsl`).
 const TINT_STRIDE: u32 = 2;
 /// Entries per dynamic-offset step (256-byte storage offset alignment).
@@ -134,6 +136,12 @@ impl GrassLayer {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let mut entries = Grow::new("grass entries", storage);
+        if assets.is_some() {
+            // Room for 4 M drawn candidates from the start: growing a buffer this large mid-flight
+            // (allocation and zeroing) made a 9 ms frame on the H200.
+            entries.reserve(device, ENTRIES_AT_START * ENTRY_BYTES);
+        }
         GrassLayer {
             assets,
             pipelines,
@@ -150,7 +158,7 @@ impl GrassLayer {
             jobs: Grow::new("grass jobs", storage),
             chunks: Grow::new("grass chunks", storage),
             args: Grow::new("grass draw args", storage | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_SRC),
-            entries: Grow::new("grass entries", storage),
+            entries,
             regions: Grow::new("grass regions", storage),
             readback: Vec::new(),
             last_drawn: Vec::new(),
