@@ -184,6 +184,11 @@ impl FlyController {
         FlyController { held: [false; 7], speed: (extent / 20.0).max(1.0), sensitivity: 0.0025 }
     }
 
+    /// Whether Shift is held.
+    pub fn fast(&self) -> bool {
+        self.held[Move::Fast as usize]
+    }
+
     /// Records a key press or release.
     pub fn set(&mut self, m: Move, down: bool) {
         self.held[m as usize] = down;

@@ -9,6 +9,7 @@ use crate::camera::CameraPose;
 use crate::error::ViewerError;
 use crate::exposure::ExposureArg;
 use crate::headless::{self, HeadlessOptions};
+use crate::layers::LayerSettings;
 use crate::streaming::{StreamConfig, TileId};
 use crate::view_mode::ViewMode;
 use crate::window::{self, WindowOptions};
@@ -29,7 +30,7 @@ pub struct Args {
     /// Viewport (headless) or initial window size, WxH pixels.
     #[arg(long, value_parser = parse_size, default_value = "1280x720")]
     pub size: [u32; 2],
-    /// View mode (keys 1-8 in the window).
+    /// View mode (keys 1-9 in the window).
     #[arg(long, value_enum, default_value_t = ViewMode::Lit)]
     pub mode: ViewMode,
     /// Headless: write the final frame to this PNG.
@@ -67,6 +68,13 @@ pub struct Args {
     /// Draw wireframes from edge lists even where polygon-mode line is available (tests the fallback).
     #[arg(long, hide = true)]
     pub edge_wireframe: bool,
+    /// Grass distance D in world units: blades are drawn up to it, the ground tint beyond (G / Shift+G
+    /// change it in the window).
+    #[arg(long, default_value_t = crate::layers::grass::select::DEFAULT_DISTANCE)]
+    pub grass_distance: f32,
+    /// Draw every grass blade at level K instead of choosing by distance (tests compare levels).
+    #[arg(long)]
+    pub grass_lod: Option<u32>,
 }
 
 fn parse_exposure(s: &str) -> Result<ExposureArg, String> {
@@ -119,6 +127,9 @@ impl Args {
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
             return usage("--timeout-s must be positive");
         }
+        if !(self.grass_distance.is_finite() && self.grass_distance > 0.0) {
+            return usage("--grass-distance must be positive");
+        }
         Ok(())
     }
 }
@@ -143,6 +154,7 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             edge_wireframe: args.edge_wireframe,
             exposure: args.exposure,
             launched,
+            settings: LayerSettings { grass_distance: args.grass_distance, grass_lod: args.grass_lod, ..LayerSettings::default() },
         })
     } else {
         window::run(WindowOptions {
@@ -155,6 +167,7 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             frames: args.frames,
             edge_wireframe: args.edge_wireframe,
             exposure: args.exposure,
+            settings: LayerSettings { grass_distance: args.grass_distance, grass_lod: args.grass_lod, ..LayerSettings::default() },
         })
     }
 }
@@ -210,5 +223,7 @@ mod tests {
         assert!(parse(&["w", "--screenshot", "a.png"]).unwrap().check().is_err());
         assert!(parse(&["w", "--headless", "--frames", "3", "--screenshot", "a.png"]).unwrap().check().is_err());
         assert!(parse(&["w", "--budget-mb", "0"]).unwrap().stream_config().is_err());
+        assert!(parse(&["w", "--grass-distance", "0"]).unwrap().check().is_err());
+        assert_eq!(parse(&["w", "--grass-lod", "2"]).unwrap().grass_lod, Some(2));
     }
 }

@@ -56,7 +56,13 @@ impl Gpu {
         let polygon_line = required_features.contains(wgpu::Features::POLYGON_MODE_LINE);
         let timestamps = required_features.contains(wgpu::Features::TIMESTAMP_QUERY);
         // Downlevel limits are all the renderer needs, except texture size (large windows, screenshots).
-        let required_limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()).using_alignment(adapter.limits());
+        let mut required_limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()).using_alignment(adapter.limits());
+        // The grass's selection reads and writes ten storage buffers, some of them large (every
+        // blade drawn in a frame); every Vulkan adapter has these limits.
+        let a = adapter.limits();
+        required_limits.max_storage_buffers_per_shader_stage = a.max_storage_buffers_per_shader_stage.min(16);
+        required_limits.max_storage_buffer_binding_size = a.max_storage_buffer_binding_size;
+        required_limits.max_buffer_size = a.max_buffer_size;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kiln-view"),
             required_features,

@@ -12,6 +12,7 @@ use crate::exposure::{Exposure, ExposureArg, CONVERGED_EV};
 use crate::flypath::{self, FlyStats, FrameRecord, StartupTimes, StillStats};
 use crate::gpu::Gpu;
 use crate::hud_text::{hud_lines, HudInfo};
+use crate::layers::LayerSettings;
 use crate::passes::hud::HudLine;
 use crate::renderer::{FrameDesc, FrameReport, Renderer};
 use crate::screenshot::{offscreen_target, read_rgba, save_png};
@@ -50,6 +51,9 @@ pub struct HeadlessOptions {
     pub exposure: ExposureArg,
     /// When the process started (`--stats` reports start-up milestones from it).
     pub launched: Instant,
+    /// The layers' settings (grass distance and forced level; the wind's clock stays at 0 so
+    /// pictures are reproducible).
+    pub settings: LayerSettings,
 }
 
 /// The colour format of headless targets (RGBA8 so readback needs no swizzle).
@@ -89,7 +93,8 @@ impl Offscreen {
     fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport, still: bool) -> FrameReport {
         let hud = if o.hud { self.hud(o, camera, frame_ms, last) } else { Vec::new() };
         let e = self.exposure;
-        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None, still, exposure_ev: e.ev, meter: e.auto };
+        let settings = o.settings;
+        let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None, still, exposure_ev: e.ev, meter: e.auto, settings };
         self.session.render(&self.gpu, &self.view, &desc)
     }
 
@@ -111,6 +116,7 @@ impl Offscreen {
             last_error: self.session.last_error.as_deref(),
             error_count: self.session.error_count,
             keys_help: false,
+            grass_distance: self.session.streamer.shared().0.contains_key(crate::layers::grass::NAME).then_some(o.settings.grass_distance),
         })
     }
 }

@@ -42,6 +42,8 @@ pub struct HudInfo<'a> {
     pub error_count: usize,
     /// Show the key bindings (the window; a headless image has no keys).
     pub keys_help: bool,
+    /// The grass distance `D` (shown when the bake has grass).
+    pub grass_distance: Option<f32>,
 }
 
 /// Bytes as MiB with one decimal.
@@ -97,6 +99,9 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         let counts: Vec<String> = i.drawn.counts.iter().map(|(n, c)| format!("{n} {}", count(*c))).collect();
         v.push(HudLine::info(counts.join("  ")));
     }
+    if let Some(d) = i.grass_distance {
+        v.push(HudLine::info(format!("grass distance {d:.1} (G / shift+G)")));
+    }
     let s = &i.stats;
     v.push(HudLine::info(format!("tiles visible {}  cached {}  building {}  failed {}", s.visible, s.cached, s.building, s.failed)));
     v.push(HudLine::info(format!(
@@ -128,7 +133,7 @@ pub fn hud_lines(i: &HudInfo<'_>) -> Vec<HudLine> {
         }
     }
     if i.keys_help {
-        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-8 mode  V vsync  H hud  F12 shot  [ ] exposure  X auto"));
+        v.push(HudLine::info("keys: WASD QE move  shift fast  wheel speed  RMB/Tab look  1-9 mode  V vsync  H hud  F12 shot  [ ] exposure  X auto"));
     }
     if i.drawn.missing > 0 {
         v.push(HudLine::alert(format!("{} drawn tiles were not resident", i.drawn.missing)));
@@ -166,6 +171,7 @@ mod tests {
             last_error: Some("tiles/L0_0_0.kpack: checksum mismatch"),
             error_count: 1,
             keys_help: true,
+            grass_distance: Some(40.0),
         }
     }
 

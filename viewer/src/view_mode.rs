@@ -1,4 +1,4 @@
-//! The inspection view modes (keys 1–8, `--mode`) and the LOD level palette.
+//! The inspection view modes (keys 1–9, `--mode`) and the LOD level palette.
 
 /// What the terrain pass shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -20,6 +20,8 @@ pub enum ViewMode {
     /// Lit terrain with each tree coloured by how it is drawn ([`TREE_REPRESENTATION_COLORS`]):
     /// mesh LOD 0, 1, 2 or impostor.
     Trees,
+    /// Lit terrain with each grass blade coloured by its level of detail ([`lod_color`]).
+    Grass,
 }
 
 /// Colours of the trees view mode, linear RGB: mesh LOD 0 red, LOD 1 yellow, LOD 2 green,
@@ -28,10 +30,19 @@ pub const TREE_REPRESENTATION_COLORS: [[f32; 3]; 4] = [[0.95, 0.12, 0.10], [0.95
 
 impl ViewMode {
     /// All modes, in key order (key 1 is `ALL[0]`).
-    pub const ALL: [ViewMode; 8] =
-        [ViewMode::Lit, ViewMode::Ao, ViewMode::Indirect, ViewMode::Normals, ViewMode::Lod, ViewMode::Bounds, ViewMode::Wireframe, ViewMode::Trees];
+    pub const ALL: [ViewMode; 9] = [
+        ViewMode::Lit,
+        ViewMode::Ao,
+        ViewMode::Indirect,
+        ViewMode::Normals,
+        ViewMode::Lod,
+        ViewMode::Bounds,
+        ViewMode::Wireframe,
+        ViewMode::Trees,
+        ViewMode::Grass,
+    ];
 
-    /// The mode on digit key `digit` (1–8).
+    /// The mode on digit key `digit` (1–9).
     pub fn from_digit(digit: u32) -> Option<ViewMode> {
         Self::ALL.get((digit as usize).checked_sub(1)?).copied()
     }
@@ -39,7 +50,7 @@ impl ViewMode {
     /// The value the terrain shader switches on (`Frame.params.x`); must match `terrain.wgsl`.
     pub fn shader_index(self) -> u32 {
         match self {
-            ViewMode::Lit | ViewMode::Bounds | ViewMode::Trees => 0,
+            ViewMode::Lit | ViewMode::Bounds | ViewMode::Trees | ViewMode::Grass => 0,
             ViewMode::Ao => 1,
             ViewMode::Indirect => 2,
             ViewMode::Normals => 3,
@@ -50,13 +61,13 @@ impl ViewMode {
 
     /// Whether the sun's shadow map is drawn and sampled in this mode.
     pub fn shadowed(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees)
+        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass)
     }
 
     /// Whether the exposure ([`crate::exposure`]) changes what this mode shows: the modes that
     /// tone-map radiance. The others show data (AO, normals, levels) as they are.
     pub fn uses_exposure(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees)
+        matches!(self, ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass)
     }
 
     /// The name used on the command line and in the HUD.
@@ -70,6 +81,7 @@ impl ViewMode {
             ViewMode::Bounds => "bounds",
             ViewMode::Wireframe => "wireframe",
             ViewMode::Trees => "trees",
+            ViewMode::Grass => "grass",
         }
     }
 }
@@ -102,7 +114,8 @@ mod tests {
         assert_eq!(ViewMode::from_digit(7), Some(ViewMode::Wireframe));
         assert_eq!(ViewMode::from_digit(0), None);
         assert_eq!(ViewMode::from_digit(8), Some(ViewMode::Trees));
-        assert_eq!(ViewMode::from_digit(9), None);
+        assert_eq!(ViewMode::from_digit(9), Some(ViewMode::Grass));
+        assert_eq!(ViewMode::from_digit(10), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The interactive viewer: a winit 0.30 window, the fly camera, keys, the HUD and screenshots.
 //!
 //! Keys: WASD move, Q/E down/up, Shift ×4, wheel changes speed, right mouse button (held) or Tab
-//! (toggle capture) looks around, 1–8 view modes, V vsync, H HUD, [ ] (or - +) exposure, X automatic
+//! (toggle capture) looks around, 1–9 view modes, V vsync, H HUD, [ ] (or - +) exposure, X automatic
 //! exposure, F12 screenshot (PNG in the
 //! current directory), Esc releases the cursor or quits.
 
@@ -21,6 +21,7 @@ use crate::error::ViewerError;
 use crate::exposure::{Exposure, ExposureArg};
 use crate::gpu::Gpu;
 use crate::hud_text::{hud_lines, HudInfo};
+use crate::layers::LayerSettings;
 use crate::renderer::{FrameDesc, FrameReport, Renderer};
 use crate::screenshot::{offscreen_target, read_rgba, save_png};
 use crate::session::{open_streamer, world_info, Session};
@@ -48,7 +49,12 @@ pub struct WindowOptions {
     pub edge_wireframe: bool,
     /// Exposure at start: fixed stops, or automatic metering (keys change it).
     pub exposure: ExposureArg,
+    /// The layers' settings at start (grass distance, forced grass level); G / Shift+G change the distance.
+    pub settings: LayerSettings,
 }
+
+/// Factor of one grass-distance key press.
+const GRASS_STEP: f32 = 1.25;
 
 /// Stops per exposure key press.
 const EXPOSURE_STEP: f32 = 0.5;
@@ -105,6 +111,8 @@ struct Running {
     screenshot: bool,
     screenshots_taken: u32,
     exposure: Exposure,
+    settings: LayerSettings,
+    started: Instant,
 }
 
 impl App {
@@ -245,6 +253,8 @@ impl Running {
             screenshot: false,
             screenshots_taken: 0,
             exposure: Exposure::new(o.exposure),
+            settings: o.settings,
+            started: Instant::now(),
         })
     }
 
@@ -285,6 +295,7 @@ impl Running {
             KeyCode::Digit6 => Some(6),
             KeyCode::Digit7 => Some(7),
             KeyCode::Digit8 => Some(8),
+            KeyCode::Digit9 => Some(9),
             _ => None,
         };
         if let Some(mode) = digit.and_then(ViewMode::from_digit) {
@@ -298,6 +309,11 @@ impl Running {
             KeyCode::BracketRight | KeyCode::Equal | KeyCode::NumpadAdd => self.exposure.step(EXPOSURE_STEP),
             KeyCode::BracketLeft | KeyCode::Minus | KeyCode::NumpadSubtract => self.exposure.step(-EXPOSURE_STEP),
             KeyCode::KeyX => self.exposure.toggle_auto(),
+            KeyCode::KeyG => {
+                let shift = self.controller.fast();
+                self.settings.grass_distance =
+                    if shift { self.settings.grass_distance / GRASS_STEP } else { self.settings.grass_distance * GRASS_STEP };
+            }
             KeyCode::Tab => self.set_captured(!self.captured),
             KeyCode::Escape if self.captured => self.set_captured(false),
             KeyCode::Escape => event_loop.exit(),
@@ -360,8 +376,18 @@ impl Running {
         let pick_px = if self.captured { Some([size[0] / 2, size[1] / 2]) } else { pick_px };
         let camera = self.camera;
         let e = self.exposure;
-        let desc =
-            FrameDesc { camera: &camera, mode: self.mode, hud: &hud, highlight: picked, pick_px, still: false, exposure_ev: e.ev, meter: e.auto };
+        let settings = LayerSettings { time_s: self.started.elapsed().as_secs_f32(), ..self.settings };
+        let desc = FrameDesc {
+            camera: &camera,
+            mode: self.mode,
+            hud: &hud,
+            highlight: picked,
+            pick_px,
+            still: false,
+            exposure_ev: e.ev,
+            meter: e.auto,
+            settings,
+        };
 
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
@@ -407,6 +433,7 @@ impl Running {
             last_error: s.last_error.as_deref(),
             error_count: s.error_count,
             keys_help: true,
+            grass_distance: s.streamer.shared().0.contains_key(crate::layers::grass::NAME).then_some(self.settings.grass_distance),
         })
     }
 

@@ -20,6 +20,7 @@
 //! Adding a product: a module here with its decoder and layer (and its shader in `shaders/`), and
 //! one line in [`PRODUCTS`].
 
+pub mod grass;
 pub mod terrain;
 pub mod trees;
 
@@ -170,6 +171,28 @@ pub struct FrameContext<'a> {
     /// Pixels per world unit at unit distance: a sphere of radius r at distance d spans about
     /// `2·r·focal_px/d` pixels.
     pub focal_px: f32,
+    /// What the user set (grass distance, forced level, the wind's clock).
+    pub settings: LayerSettings,
+}
+
+/// Per-frame settings of the layers that the user changes (keys, command line).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerSettings {
+    /// The grass distance `D`: blades are drawn up to it, the ground tint beyond (HUD; `G`).
+    pub grass_distance: f32,
+    /// Draw every grass blade at this level (`--grass-lod`, for tests), not by distance.
+    pub grass_lod: Option<u32>,
+    /// Seconds on the animation clock (wind); fixed in headless pictures.
+    pub time_s: f32,
+    /// Read this frame's drawn counts back before returning them (a still picture), rather than
+    /// the last finished frame's.
+    pub exact_counts: bool,
+}
+
+impl Default for LayerSettings {
+    fn default() -> Self {
+        LayerSettings { grass_distance: grass::select::DEFAULT_DISTANCE, grass_lod: None, time_s: 0.0, exact_counts: false }
+    }
 }
 
 /// Named counts a layer reports for a frame (e.g. trees drawn as meshes and as impostors), shown
@@ -265,7 +288,7 @@ pub struct Product {
 
 /// Every product the viewer draws, in drawing order within each phase. A tile's decoded data and
 /// its layer are matched by their index here.
-pub const PRODUCTS: &[Product] = &[terrain::PRODUCT, trees::PRODUCT];
+pub const PRODUCTS: &[Product] = &[terrain::PRODUCT, trees::PRODUCT, grass::PRODUCT];
 
 /// The decoders of [`PRODUCTS`], in order.
 pub fn decoders(shared: &SharedAssets) -> Vec<Box<dyn Decoder>> {

@@ -21,7 +21,7 @@ use glam::{Mat4, Vec3};
 use crate::camera::Camera;
 use crate::error::ViewerError;
 use crate::gpu::Gpu;
-use crate::layers::{self, Bindings, Counts, DrawItem, FrameContext, Layer, LayerInit, Phase, SharedAssets};
+use crate::layers::{self, Bindings, Counts, DrawItem, FrameContext, Layer, LayerInit, LayerSettings, Phase, SharedAssets};
 use crate::passes::bounds::{BoundsPass, BoxLines};
 use crate::passes::hud::{HudLine, HudPass};
 use crate::passes::noise;
@@ -67,6 +67,8 @@ pub struct FrameDesc<'a> {
     pub exposure_ev: f32,
     /// Meter this frame for automatic exposure (result later through [`Renderer::metered`]).
     pub meter: bool,
+    /// The layers' user settings (grass distance, …).
+    pub settings: LayerSettings,
 }
 
 /// What the HUD shows about a resident tile (from its pack, whatever products it holds).
@@ -447,6 +449,7 @@ impl Renderer {
             mode: frame.mode,
             uniforms: &uniforms,
             focal_px: self.size[1] as f32 / (2.0 * (frame.camera.fov_y * 0.5).tan()),
+            settings: LayerSettings { exact_counts: frame.settings.exact_counts || frame.still, ..frame.settings },
         };
         for (layer, items) in self.layers.iter_mut().zip(&items) {
             layer.prepare(device, frame.mode);
