@@ -25,7 +25,7 @@ pub const SWITCH_RATIO: f32 = 0.6;
 /// blade between them would hang in the air, so none is kept there (`CLIFF` in `grass_common.wgsl`).
 pub const CLIFF: f32 = 4.0;
 /// Default grass distance `D` (world units).
-pub const DEFAULT_DISTANCE: f32 = 40.0;
+pub const DEFAULT_DISTANCE: f32 = 16.0;
 /// Hash salts: the keep test, the switch thresholds and the cutoff draw independent numbers.
 pub const SALT_THRESHOLD: u32 = 0x68bc_21eb;
 /// See [`SALT_THRESHOLD`].
