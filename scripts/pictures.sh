@@ -27,6 +27,8 @@ shot tiny-overview tiny 8,-9,11,90,-38 lit
 shot forest-overview forest 8,-3,3.5,90,-25 lit
 shot forest-among-trees forest 6,5,1.4,30,-5 lit
 shot forest-representation forest 8,-3,3.5,90,-25 trees
+shot forest-grass forest 12,10,2.2,200,-20 lit
+shot forest-grass-levels forest 12,10,2.2,200,-20 grass
 # A prototype's impostor atlas (level 0 albedo and normal), as `kiln export` writes it.
 kiln=$(dirname "$viewer")/kiln
 if [ -x "$kiln" ]; then
