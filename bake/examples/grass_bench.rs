@@ -26,19 +26,6 @@ fn run(world: &World, out: &Path, cache: &Path) -> BakeReport {
     })
 }
 
-/// A blade of an instance in world xy: `origin + R(rotation)·(p − c) + c`, R a counter-clockwise quarter turn.
-fn place(origin: [f32; 2], rotation: u8, p: [f32; 2], s: f32) -> [f32; 2] {
-    let c = 0.5 * s;
-    let (dx, dy) = (p[0] - c, p[1] - c);
-    let (rx, ry) = match rotation {
-        0 => (dx, dy),
-        1 => (-dy, dx),
-        2 => (-dx, -dy),
-        _ => (dy, -dx),
-    };
-    [origin[0] + c + rx, origin[1] + c + ry]
-}
-
 /// Camera positions of the flight, every `every`-th frame.
 fn flight(path: &Path, every: usize) -> Vec<[f32; 3]> {
     let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
@@ -104,7 +91,7 @@ fn main() {
             instances += 1;
             let blades = &gpat.patches[usize::from(inst.patch)].levels[0].blades;
             for b in blades {
-                let q = place(inst.origin, inst.rotation, b.position, gpat.patch_size);
+                let q = inst.world_xy(b.position, gpat.patch_size);
                 let keep = f64::from(g.keep_at(q[0], q[1]));
                 if keep == 0.0 {
                     continue;

@@ -166,19 +166,6 @@ impl Density {
     }
 }
 
-/// A blade's base in world xy: `origin + R(rotation)·(p − c) + c`, R a counter-clockwise quarter turn.
-fn place(origin: [f32; 2], rotation: u8, p: [f32; 2], s: f32) -> [f32; 2] {
-    let c = 0.5 * s;
-    let (dx, dy) = (p[0] - c, p[1] - c);
-    let (rx, ry) = match rotation {
-        0 => (dx, dy),
-        1 => (-dy, dx),
-        2 => (-dx, -dy),
-        _ => (dy, -dx),
-    };
-    [origin[0] + c + rx, origin[1] + c + ry]
-}
-
 #[test]
 fn every_patch_keeps_its_area_merges_each_blade_once_and_halves_per_level() {
     let (gpat, _) = patches(meadow());
@@ -216,7 +203,7 @@ fn every_blade_stands_on_the_ground_open_to_the_sky() {
     for (id, g) in grass_tiles(dir).iter().filter(|(id, _)| id.level == 0) {
         for inst in &g.instances {
             for b in &gpat.patches[usize::from(inst.patch)].levels[0].blades {
-                let q = place(inst.origin, inst.rotation, b.position, gpat.patch_size);
+                let q = inst.world_xy(b.position, gpat.patch_size);
                 if g.keep_at(q[0], q[1]) == 0.0 {
                     continue;
                 }

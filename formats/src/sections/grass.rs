@@ -107,6 +107,27 @@ pub struct GrassInstance {
     pub height_scale: f32,
 }
 
+impl GrassInstance {
+    /// World xy of the patch-local point `p` (a blade's base) of this instance.
+    pub fn world_xy(&self, p: [f32; 2], patch_size: f32) -> [f32; 2] {
+        patch_point_to_world(self.origin, self.rotation, p, patch_size)
+    }
+}
+
+/// World xy of patch-local point `p` of an instance at `origin` turned by `rotation` counter-clockwise
+/// quarter turns about the patch centre `c`: `origin + R(rotation)·(p − c) + c` (formats/SPEC.md, `GRSS`).
+pub fn patch_point_to_world(origin: [f32; 2], rotation: u8, p: [f32; 2], patch_size: f32) -> [f32; 2] {
+    let c = 0.5 * patch_size;
+    let (x, y) = (p[0] - c, p[1] - c);
+    let (rx, ry) = match rotation & 3 {
+        0 => (x, y),
+        1 => (-y, x),
+        2 => (-x, -y),
+        _ => (y, -x),
+    };
+    [origin[0] + c + rx, origin[1] + c + ry]
+}
+
 /// `GRSS` (optional, tile pack): the ground under the tile's grass as maps over its footprint, and (in
 /// level-0 tiles) the patch instances that stand on it.
 #[derive(Clone, Debug, Default, PartialEq)]

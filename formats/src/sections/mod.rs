@@ -15,8 +15,8 @@ mod volume;
 
 pub use files::{EmbeddedFile, EmbeddedFiles};
 pub use grass::{
-    Flower, GrassBlade, GrassInstance, GrassLevel, GrassPatch, GrassPatches, GrassTile, MAX_BLADE_SEGMENTS, MAX_GRASS_LEVELS, MAX_GRASS_MAP,
-    NO_PARENT,
+    patch_point_to_world, Flower, GrassBlade, GrassInstance, GrassLevel, GrassPatch, GrassPatches, GrassTile, MAX_BLADE_SEGMENTS, MAX_GRASS_LEVELS,
+    MAX_GRASS_MAP, NO_PARENT,
 };
 pub use info::{PackInfo, PackKind};
 pub use manifest::{Manifest, TileNode, MAX_TILES_PER_AXIS};

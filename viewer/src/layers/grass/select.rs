@@ -108,17 +108,9 @@ impl Lod {
     }
 }
 
-/// World xy of patch-local point `p` of an instance (quarter turns about the patch centre).
+/// World xy of patch-local point `p` of an instance (the format's rule: quarter turns about the patch centre).
 pub fn world_xy(ins: &Instance, p: [f32; 2], patch_size: f32) -> [f32; 2] {
-    let c = 0.5 * patch_size;
-    let (x, y) = (p[0] - c, p[1] - c);
-    let (rx, ry) = match ins.rotation & 3 {
-        0 => (x, y),
-        1 => (-y, x),
-        2 => (-x, -y),
-        _ => (y, -x),
-    };
-    [ins.origin[0] + c + rx, ins.origin[1] + c + ry]
+    kiln_formats::sections::patch_point_to_world(ins.origin, ins.rotation as u8, p, patch_size)
 }
 
 /// The nearest and farthest distance from `eye` to an instance's bounds (every blade base of every
