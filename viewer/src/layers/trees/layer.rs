@@ -120,6 +120,25 @@ impl TreesLayer {
         triangles
     }
 
+    /// Draws group `g`'s bark (`part` 0) or leaves (1) with the bound pipeline, binding its
+    /// species' textures unless `bound` says they already are; returns triangles.
+    fn draw_mesh_part(&self, pass: &mut wgpu::RenderPass<'_>, part: usize, g: &Group, bound: &mut Option<usize>) -> u64 {
+        let Some(assets) = self.assets.as_ref() else { return 0 };
+        let info = &assets.prototypes[g.proto as usize];
+        let [bark, leaf] = info.lods[g.rep as usize];
+        let (first, count) = if part == 0 { (info.bark_first, bark) } else { (info.leaf_first, leaf) };
+        if count == 0 {
+            return 0;
+        }
+        if *bound != Some(info.species) {
+            let Some(group) = self.bind_for(g.rep, g.proto as usize) else { return 0 };
+            pass.set_bind_group(1, group, &[]);
+            *bound = Some(info.species);
+        }
+        pass.draw_indexed(first..first + count, 0, g.first..g.first + g.count);
+        u64::from(count / 3) * u64::from(g.count)
+    }
+
     fn bind_mesh(&self, pass: &mut wgpu::RenderPass<'_>) -> bool {
         let Some(shared) = &self.shared else { return false };
         pass.set_vertex_buffer(0, shared.vertices.slice(..));
@@ -251,18 +270,28 @@ impl Layer for TreesLayer {
                 }
                 pass.set_bind_group(0, b.frame, &[]);
                 pass.set_bind_group(2, b.surface, &[]);
-                let pipes = [self.pipelines.fill(mode, Kind::Bark), self.pipelines.fill(mode, Kind::Leaf), self.pipelines.fill(mode, Kind::Impostor)];
+                // All bark, then all leaves, then the impostors: one pipeline bind per kind a frame
+                // rather than two per prototype group, and a bind group only when the species (or
+                // the atlas) changes.
                 let mut triangles = 0;
-                for g in &self.groups {
-                    // Meshes read instances from slot 1, impostors from slot 0.
-                    let slot = if g.rep == 3 { 0 } else { 1 };
-                    pass.set_vertex_buffer(slot, buffer.slice(..));
-                    if g.rep == 3 {
-                        triangles += self.draw(pass, pipes, 3, g.proto as usize, g.first..g.first + g.count);
-                        // Slot 0 must hold the mesh vertices again for the next mesh group.
-                        self.bind_mesh(pass);
-                    } else {
-                        triangles += self.draw(pass, pipes, g.rep, g.proto as usize, g.first..g.first + g.count);
+                pass.set_vertex_buffer(1, buffer.slice(..));
+                for (part, kind) in [(0, Kind::Bark), (1, Kind::Leaf)] {
+                    let Some(p) = self.pipelines.fill(mode, kind) else { continue };
+                    pass.set_pipeline(p);
+                    let mut bound = None;
+                    for g in self.groups.iter().filter(|g| g.rep != 3) {
+                        triangles += self.draw_mesh_part(pass, part, g, &mut bound);
+                    }
+                }
+                if let Some(p) = self.pipelines.fill(mode, Kind::Impostor) {
+                    // Impostors read their instances from slot 0.
+                    pass.set_vertex_buffer(0, buffer.slice(..));
+                    pass.set_pipeline(p);
+                    for g in self.groups.iter().filter(|g| g.rep == 3) {
+                        let Some(group) = self.bind_for(3, g.proto as usize) else { continue };
+                        pass.set_bind_group(1, group, &[]);
+                        pass.draw(0..6, g.first..g.first + g.count);
+                        triangles += 2 * u64::from(g.count);
                     }
                 }
                 triangles
