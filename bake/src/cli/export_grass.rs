@@ -8,7 +8,7 @@ use kiln_formats::sections::{GrassBlade, GrassPatches};
 use serde_json::json;
 
 use super::export::MeshFormat;
-use super::export_trees::{bad_index, open_shared_pack, section, Glb, ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UNSIGNED_INT};
+use super::export_trees::{bad_index, open_shared_pack, section, z_up_mesh_document, Glb, ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, UNSIGNED_INT};
 use super::CliError;
 
 /// The product name of the grass shared pack in the manifest's `SHRD`.
@@ -127,19 +127,10 @@ fn glb_bytes(m: &GrassMesh, name: &str) -> Vec<u8> {
     let col = g.accessor(json!({ "bufferView": col, "componentType": FLOAT, "count": count, "type": "VEC3" }));
     let idx = g.view(m.triangles.iter().flatten().flat_map(|i| i.to_le_bytes()).collect(), Some(ELEMENT_ARRAY_BUFFER));
     let idx = g.accessor(json!({ "bufferView": idx, "componentType": UNSIGNED_INT, "count": 3 * m.triangles.len(), "type": "SCALAR" }));
-    let doc = json!({
-        "asset": { "version": "2.0", "generator": concat!("kiln ", env!("CARGO_PKG_VERSION")) },
-        "scene": 0,
-        "scenes": [{ "nodes": [0] }],
-        // Kiln is Z-up; glTF is Y-up: rotate -90 degrees about X at the root, keep patch coordinates in the data.
-        "nodes": [
-            { "name": "kiln-object-z-up", "rotation": [-std::f32::consts::FRAC_1_SQRT_2, 0.0, 0.0, std::f32::consts::FRAC_1_SQRT_2], "children": [1] },
-            { "name": name, "mesh": 0 },
-        ],
-        "meshes": [{ "name": name, "primitives": [{ "attributes": { "POSITION": pos, "NORMAL": nrm, "COLOR_0": col }, "indices": idx, "material": 0, "mode": 4 }] }],
-        // Blades are seen from both sides.
-        "materials": [{ "name": "grass", "pbrMetallicRoughness": { "metallicFactor": 0.0, "roughnessFactor": 1.0 }, "doubleSided": true }],
-    });
+    let primitives = json!([{ "attributes": { "POSITION": pos, "NORMAL": nrm, "COLOR_0": col }, "indices": idx, "material": 0, "mode": 4 }]);
+    let mut doc = z_up_mesh_document(name, primitives);
+    // Blades are seen from both sides.
+    doc["materials"] = json!([{ "name": "grass", "pbrMetallicRoughness": { "metallicFactor": 0.0, "roughnessFactor": 1.0 }, "doubleSided": true }]);
     g.finish(doc)
 }
 

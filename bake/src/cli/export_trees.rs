@@ -119,25 +119,34 @@ fn prototype_glb(p: &TreePrototype, name: &str, bark_count: usize, leaf_count: u
     }
     let image_views: Vec<usize> = images.iter().map(|png| g.view(png.clone(), None)).collect();
     let pbr = |texture: usize| json!({ "baseColorTexture": { "index": texture }, "metallicFactor": 0.0, "roughnessFactor": 1.0 });
-    let doc = json!({
+    let mut doc = z_up_mesh_document(name, json!(primitives));
+    doc["materials"] = json!([
+        { "name": "bark", "pbrMetallicRoughness": pbr(0) },
+        { "name": "leaves", "pbrMetallicRoughness": pbr(1), "alphaMode": "MASK", "alphaCutoff": 0.5, "doubleSided": true },
+    ]);
+    doc["samplers"] = json!([{ "magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497 }]);
+    doc["textures"] = json!([{ "sampler": 0, "source": 0 }, { "sampler": 0, "source": 1 }]);
+    doc["images"] = json!(image_views
+        .iter()
+        .zip(["bark", "leaves"])
+        .map(|(v, n)| json!({ "name": n, "bufferView": v, "mimeType": "image/png" }))
+        .collect::<Vec<_>>());
+    g.finish(doc)
+}
+
+/// A glTF document holding one mesh `name` of `primitives`, under a root node that turns Kiln's Z up
+/// into glTF's Y up (rotate −90° about X) so the data keeps object coordinates; callers add materials.
+pub(super) fn z_up_mesh_document(name: &str, primitives: serde_json::Value) -> serde_json::Value {
+    json!({
         "asset": { "version": "2.0", "generator": concat!("kiln ", env!("CARGO_PKG_VERSION")) },
         "scene": 0,
         "scenes": [{ "nodes": [0] }],
-        // Kiln is Z-up; glTF is Y-up: rotate -90 degrees about X at the root, keep object coordinates in the data.
         "nodes": [
             { "name": "kiln-object-z-up", "rotation": [-std::f32::consts::FRAC_1_SQRT_2, 0.0, 0.0, std::f32::consts::FRAC_1_SQRT_2], "children": [1] },
             { "name": name, "mesh": 0 },
         ],
         "meshes": [{ "name": name, "primitives": primitives }],
-        "materials": [
-            { "name": "bark", "pbrMetallicRoughness": pbr(0) },
-            { "name": "leaves", "pbrMetallicRoughness": pbr(1), "alphaMode": "MASK", "alphaCutoff": 0.5, "doubleSided": true },
-        ],
-        "samplers": [{ "magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497 }],
-        "textures": [{ "sampler": 0, "source": 0 }, { "sampler": 0, "source": 1 }],
-        "images": image_views.iter().zip(["bark", "leaves"]).map(|(v, n)| json!({ "name": n, "bufferView": v, "mimeType": "image/png" })).collect::<Vec<_>>(),
-    });
-    g.finish(doc)
+    })
 }
 
 pub(super) const FLOAT: u32 = 5126;

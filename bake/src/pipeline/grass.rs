@@ -22,6 +22,7 @@ use super::stage_cache::StageInputs;
 use super::volume::Volume;
 use super::{writer_version, BakeError};
 use crate::grass::{self, PatchSpec};
+use crate::scatter::DensityImage;
 use crate::world::{GrassSpec, World};
 
 #[path = "grass_build.rs"]
@@ -243,7 +244,8 @@ impl WorldProduct for GrassGroundProduct {
             slices.push(IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))?);
         }
         let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), &slices);
-        let image = world.grass_density.as_ref().map(|img| build::density_image(&img.map));
+        let image =
+            world.grass_density.as_ref().map(|img| DensityImage::from_texel_centres(img.map.width, img.map.height, |u, v| img.map.sample(u, v)));
         let (map, detail) = build::ground_map(&build::GroundInputs {
             volume,
             light: &light,

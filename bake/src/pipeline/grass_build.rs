@@ -41,7 +41,7 @@ use crate::lighting::{IrradianceVolume, VolumeDesc};
 use crate::rng::Rng;
 use crate::scatter::ground::Ground;
 use crate::scatter::DensityImage;
-use crate::world::{GrassSpec, Heightmap};
+use crate::world::GrassSpec;
 
 /// The patches as a `GPAT` section, with their tint.
 pub fn patches_section(spec: &PatchSpec, grown: &[grass::Patch]) -> GrassPatches {
@@ -67,19 +67,6 @@ pub fn patches_section(spec: &PatchSpec, grown: &[grass::Patch]) -> GrassPatches
                     .iter()
                     .map(|f| kiln_formats::sections::Flower { position: f.position, height: f.height, radius: f.radius, color: f.color })
                     .collect(),
-            })
-            .collect(),
-    }
-}
-
-/// A world file's density image as placement reads it (texel centres, 255 = 1).
-pub fn density_image(m: &Heightmap) -> DensityImage {
-    DensityImage {
-        width: m.width,
-        height: m.height,
-        data: (0..m.height)
-            .flat_map(|y| {
-                (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8)
             })
             .collect(),
     }

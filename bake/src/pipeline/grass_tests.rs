@@ -153,3 +153,14 @@ fn the_irradiance_volume_comes_back_from_its_tile_slices() {
         }
     }
 }
+
+#[test]
+fn the_world_files_blade_defaults_are_the_generators() {
+    // The world schema and the generator each state the defaults; this keeps them one set. Density is
+    // left out: the pipeline raises it by 1 / cos(max_slope) on purpose.
+    let spec = GrassSpec::default();
+    let grown = patch_spec(&spec, 2.0 * f64::from(PatchSpec::default().patch_size));
+    let generator = PatchSpec::default();
+    assert_eq!(PatchSpec { density: generator.density, ..grown }, generator);
+    assert_eq!(spec.density as f32, generator.density);
+}

@@ -202,15 +202,7 @@ pub struct TreePlacementProduct;
 fn rule(world: &World, index: usize, s: &SpeciesSpec) -> ScatterRule {
     let image = world.tree_density.get(index).and_then(|i| i.as_ref()).map(|img| {
         let m = &img.map;
-        scatter::DensityImage {
-            width: m.width,
-            height: m.height,
-            data: (0..m.height)
-                .flat_map(|y| {
-                    (0..m.width).map(move |x| (m.sample((x as f64 + 0.5) / m.width as f64, (y as f64 + 0.5) / m.height as f64) * 255.0).round() as u8)
-                })
-                .collect(),
-        }
+        scatter::DensityImage::from_texel_centres(m.width, m.height, |u, v| m.sample(u, v))
     });
     ScatterRule {
         min_spacing: s.min_spacing as f32,

@@ -45,6 +45,16 @@ pub struct DensityImage {
 }
 
 impl DensityImage {
+    /// A `width × height` image whose texel is `value(u, v)` (in [0, 1]) at its centre, `(u, v)`
+    /// normalised as in [`DensityImage::sample`]: how a world file's density image is resampled.
+    pub fn from_texel_centres(width: u32, height: u32, value: impl Fn(f64, f64) -> f64) -> DensityImage {
+        let data = (0..height)
+            .flat_map(|y| (0..width).map(move |x| (x, y)))
+            .map(|(x, y)| (value((x as f64 + 0.5) / width as f64, (y as f64 + 0.5) / height as f64) * 255.0).round() as u8)
+            .collect();
+        DensityImage { width, height, data }
+    }
+
     /// The multiplier in [0, 1] at normalised world coordinates `(u, v)` (0 to 1 across the world).
     pub fn sample(&self, u: f32, v: f32) -> f32 {
         let (w, h) = (self.width as usize, self.height as usize);
