@@ -12,7 +12,7 @@ pub const MAGIC: [u8; 8] = [0x89, b'K', b'P', b'K', b'\r', b'\n', 0x1a, b'\n'];
 /// The format major version this crate writes and reads.
 pub const FORMAT_MAJOR: u16 = 1;
 /// The format minor version this crate writes (it reads any minor of [`FORMAT_MAJOR`]).
-pub const FORMAT_MINOR: u16 = 2;
+pub const FORMAT_MINOR: u16 = 3;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 48;
 /// Bytes in one section-table entry.

@@ -3,7 +3,7 @@
 use crate::error::{bad, FormatError};
 use crate::pack::{Pack, PackBuilder, Section};
 use crate::sections::{
-    GrassTile, IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, TreeInstances, TreeLighting, VertexAo, VertexIrradiance,
+    GrassTile, IrradianceGrid, PackInfo, PackKind, TerrainMesh, TileNode, TreeInstances, TreeLighting, VertexAo, VertexIrradiance, WaterTile,
 };
 use crate::tile_id::TileId;
 
@@ -32,6 +32,8 @@ pub struct TileContents {
     pub tree_lighting: Option<TreeLighting>,
     /// The ground under the tile's grass and (level 0) its patch instances.
     pub grass: Option<GrassTile>,
+    /// The water over the tile's footprint.
+    pub water: Option<WaterTile>,
 }
 
 impl TileContents {
@@ -95,7 +97,8 @@ impl TileContents {
                 return Err(bad(GrassTile::KIND, format!("{} patch instances in a level-{level} tile (only level 0 lists them)", g.instances.len())));
             }
         }
-        Ok(TileContents { info, mesh, ao, irradiance, volume, trees, tree_lighting, grass })
+        let water: Option<WaterTile> = pack.get()?;
+        Ok(TileContents { info, mesh, ao, irradiance, volume, trees, tree_lighting, grass, water })
     }
 
     /// The tile this pack holds.
@@ -116,11 +119,12 @@ impl TileContents {
             trees: None,
             tree_lighting: None,
             grass: None,
+            water: None,
         }
     }
 
     /// The pack bytes of this tile: `PINF` and then each present section in the order the baker
-    /// writes them (`TMSH`, `VXAO`, `TINS`, `VXIR`, `IRVL`, `TILT`, `GRSS`), with the default codec. It is the one pack
+    /// writes them (`TMSH`, `VXAO`, `TINS`, `VXIR`, `IRVL`, `TILT`, `GRSS`, `WTIL`), with the default codec. It is the one pack
     /// writer of tests and tools that make tiles without the baker, so their packs pass the same
     /// [`TileContents::read`] as baked ones; the baker assembles its packs from its products.
     pub fn to_pack(&self, writer_version: [u16; 3]) -> Result<Vec<u8>, FormatError> {
@@ -146,6 +150,9 @@ impl TileContents {
         }
         if let Some(g) = &self.grass {
             b.add(g)?;
+        }
+        if let Some(w) = &self.water {
+            b.add(w)?;
         }
         b.to_bytes()
     }

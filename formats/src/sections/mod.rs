@@ -12,6 +12,7 @@ mod table;
 mod trees;
 mod vertex_attrs;
 mod volume;
+mod water;
 
 pub use files::{EmbeddedFile, EmbeddedFiles};
 pub use grass::{
@@ -28,6 +29,7 @@ pub use trees::{
 };
 pub use vertex_attrs::{VertexAo, VertexIrradiance};
 pub use volume::{IrradianceGrid, MAX_VOLUME_CELLS};
+pub use water::{WaterTile, WaterWaves, MAX_CAUSTIC_DEPTHS, MAX_WATER_MAP, MAX_WAVE_FRAMES, WAVE_RESOLUTION};
 
 use crate::container::SectionKind;
 use crate::error::{bad, FormatError};

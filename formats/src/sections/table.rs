@@ -8,7 +8,7 @@
 
 use super::{
     EmbeddedFiles, GrassPatches, GrassTile, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances,
-    TreeLighting, TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
+    TreeLighting, TreePrototypes, TreeTextures, VertexAo, VertexIrradiance, WaterTile, WaterWaves,
 };
 use crate::container::SectionKind;
 use crate::error::FormatError;
@@ -60,6 +60,8 @@ pub static SECTION_TYPES: &[SectionType] = &[
     kind!(TreeLighting, "tree lighting"),
     kind!(GrassPatches, "grass patches"),
     kind!(GrassTile, "grass ground and instances"),
+    kind!(WaterWaves, "water waves and caustics"),
+    kind!(WaterTile, "water surface"),
 ];
 
 /// The table entry of `kind`; `None` for kinds this reader does not know.
