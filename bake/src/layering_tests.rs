@@ -20,6 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("grid", &[]),
     ("mem", &[]),
     ("rng", &[]),
+    ("optics", &[]),
     ("scatter", &["density", "rng", "grid"]),
     ("impostor", &["rays", "rng"]),
     ("trees", &["rng", "rays", "impostor"]),

@@ -38,7 +38,7 @@ pub fn close_sides(vol: &mut DensityVolume, band: usize) -> usize {
             if d > band {
                 continue;
             }
-            let ramp = if near <= far { a * (2 * d - 1) as f32 } else { a * ((d + 1) as f32 / FAR - 1.0) };
+            let ramp = if near <= far { a * ((2 * d) as f32 - 1.0) } else { a * ((d + 1) as f32 / FAR - 1.0) };
             let column = |z: usize| x + nx * (y + ny * z);
             let top = (0..nz).rev().find(|&z| vol.data[column(z)] > 0.0);
             for z in 0..nz {
@@ -100,7 +100,7 @@ mod tests {
         // The band seals the cave's ends below the surface with the ramps, and leaves the
         // surface sample and the air above it alone.
         for d in 1..=band {
-            assert_eq!(vol.get(d, 8, 2), a * (2 * d - 1) as f32);
+            assert_eq!(vol.get(d, 8, 2), a * ((2 * d) as f32 - 1.0));
             assert_eq!(vol.get(19 - d, 8, 3), a * ((d + 1) as f32 / FAR - 1.0));
             assert!(vol.get(19 - d, 8, 3) > 0.0);
             assert_eq!(vol.get(d, 8, 5), 0.5);
