@@ -46,7 +46,7 @@ impl TestWater {
                 }
             }
         }
-        Ok(WaterMedium { level, absorption, ior: crate::optics::WATER_IOR, voxel_size: voxel, dims: [nx, ny, top + 1], flooded })
+        Ok(WaterMedium { level, absorption, ior: 1.333, voxel_size: voxel, dims: [nx, ny, top + 1], flooded })
     }
 }
 
