@@ -86,8 +86,8 @@ fn the_sun_on_a_flat_sea_floor_is_the_refracted_beam_absorbed_along_its_way() {
         let baked = bake(&spec, Some(&water), h + 0.5, 3);
         let want = floor_irradiance(e, elevation, h, SEA);
         for got in baked.irradiance_at(&points, &up).unwrap() {
-            for c in 0..3 {
-                assert!((got.sun_moon[c] / want[c] - 1.0).abs() < 1e-4, "depth {h}, channel {c}: {} vs {}", got.sun_moon[c], want[c]);
+            for (c, (got, want)) in got.sun_moon.iter().zip(want).enumerate() {
+                assert!((got / want - 1.0).abs() < 1e-4, "depth {h}, channel {c}: {got} vs {want}");
             }
         }
         at_depth.push(want);
@@ -113,8 +113,8 @@ fn clear_water_under_a_high_sun_takes_only_the_fresnel_loss() {
     // The volume's direct light in the water: the same beam, every depth alike.
     let v = baked.volume();
     let mean = volume_mean(v, 1, 0.0, 1.5);
-    for c in 0..3 {
-        assert!((mean[c] / (2.0 * t0) as f64 - 1.0).abs() < 0.01, "channel {c}: {} vs {}", mean[c], 2.0 * t0);
+    for (c, m) in mean.iter().enumerate() {
+        assert!((m / (2.0 * t0) as f64 - 1.0).abs() < 0.01, "channel {c}: {m} vs {}", 2.0 * t0);
     }
 }
 
