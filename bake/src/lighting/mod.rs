@@ -32,6 +32,9 @@
 //!   in six directional bins (see [`IrradianceVolume`]).
 //! - **Sun and moon direct light** is not estimated but computed per query point with one
 //!   shadow ray each: crisp shadows and no noise where most of the light is.
+//! - **Water** (optional, [`WaterMedium`]; see `water.rs`): photons that meet a water surface are
+//!   refracted or reflected by Fresnel roulette and lose power per colour along their way through
+//!   the water (Beer–Lambert); the sun and moon straight in follow the refracted beam.
 //!
 //! Results are split into [`Irradiance`] components so a renderer that draws sun shadows or
 //! static lights itself can take only what it lacks.

@@ -138,3 +138,40 @@ fn water_from_a_product_darkens_and_blues_the_terrain_under_it() {
     // High ground sees the water only through light it sends up again: about as lit as before.
     assert!((0..3).all(|c| (ratio(above, c) - 1.0).abs() < 0.15), "{:?}", [0, 1, 2].map(|c| ratio(above, c)));
 }
+
+/// The cost of water in light transport on the default world, with the test product's water
+/// over its lowest third (valleys and the tunnel's floor): lighting-stage seconds and rays,
+/// without and with water, alternated in one run so a busy machine weighs on both alike.
+/// `cargo test -p kiln-bake --release --lib water_cost -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement of the default world (about a minute per bake on two cores)"]
+fn water_cost_on_the_default_world() {
+    let world = crate::world::load_world(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../worlds/ice_caves.toml")).expect("loads");
+    let dir = std::env::temp_dir().join(format!("kiln-water-cost-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let plan = Plan::new(&world);
+    let mut seconds = [Vec::new(), Vec::new()];
+    for round in 0..4 {
+        let wet = round % 2 == 1;
+        let registry = Registry::standard().world(TestWater { wet, absorption: [0.45, 0.07, 0.02] });
+        // Geometry and density come from the store after the first round; transport never does.
+        let cache = StageCache::new(Some(kiln_cache::store::Store::open(&dir).unwrap()), "ice_caves", false);
+        let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
+        let lit = engine.world::<super::WorldLighting>("transport").expect("bakes");
+        let time = engine.timings().iter().find(|t| t.name == "lighting").map_or(0.0, |t| t.seconds);
+        let s = lit.baked.stats();
+        let medium = engine.light_medium().unwrap();
+        let flooded = medium.as_ref().map_or(0, |m| m.flooded.iter().filter(|&&f| f).count());
+        println!(
+            "{}: lighting {time:.2} s, {} paths, {} rays{}",
+            if wet { "water" } else { "dry  " },
+            s.paths.iter().sum::<u64>(),
+            s.flights,
+            medium.map_or(String::new(), |m| format!(" (level {}, {flooded} flooded samples)", m.level))
+        );
+        seconds[wet as usize].push(time);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    println!("water / dry lighting time: {:.3}", mean(&seconds[1]) / mean(&seconds[0]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
