@@ -272,3 +272,86 @@ fn a_sealed_cave_below_the_level_stays_dry() {
         assert!(flooded[c] < 0.8 * dry[c], "a flooded room would be darker: channel {c}: {} vs {}", flooded[c], dry[c]);
     }
 }
+
+/// A parallelogram `o + s·u + t·v` in `n`×`n` quads, facing u×v.
+fn patch(o: [f32; 3], u: [f32; 3], v: [f32; 3], n: usize, pos: &mut Vec<[f32; 3]>, idx: &mut Vec<u32>) {
+    let base = pos.len() as u32;
+    for j in 0..=n {
+        for i in 0..=n {
+            let (s, t) = (i as f32 / n as f32, j as f32 / n as f32);
+            pos.push([0, 1, 2].map(|a| o[a] + s * u[a] + t * v[a]));
+        }
+    }
+    let row = n as u32 + 1;
+    for j in 0..n as u32 {
+        for i in 0..n as u32 {
+            let a = base + j * row + i;
+            idx.extend_from_slice(&[a, a + 1, a + row + 1, a, a + row + 1, a + row]);
+        }
+    }
+}
+
+/// A black sea floor (z = 0, x from 1 to 8) under water 1 unit deep, and a black wall at x = 1
+/// facing the sea, under a low sun over the sea: the wall's ambient light is the sun mirrored by
+/// the surface, E·R(θi)·cos(elevation) on a wall facing it.
+fn shore() -> (Vec<[f32; 3]>, Vec<u32>, WaterMedium) {
+    let (mut pos, mut idx) = (Vec::new(), Vec::new());
+    patch([1.0, 0.0, 0.0], [7.0, 0.0, 0.0], [0.0, SIZE, 0.0], 28, &mut pos, &mut idx);
+    patch([1.0, 0.0, 0.0], [0.0, SIZE, 0.0], [0.0, 0.0, 4.0], 32, &mut pos, &mut idx);
+    let mut water = sea(1.0, SEA);
+    let nx = water.dims[0];
+    // Water east of the wall only.
+    water.flooded = (0..water.flooded.len()).map(|s| (s % nx) as f32 * water.voxel_size >= 1.0).collect();
+    (pos, idx, water)
+}
+
+#[test]
+fn the_surface_mirrors_the_low_sun_onto_a_wall_by_fresnel() {
+    let (pos, idx, water) = shore();
+    let (e, elevation) = (3.0f32, 10.0f32);
+    let mut spec = sun_only(elevation, e);
+    spec.paths_per_area = 3000.0;
+    // Unfiltered: the mirrored band is barely more than a unit tall, and the filter would blend
+    // it with the dark wall around it.
+    spec.smoothing = 0;
+    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let none = VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] };
+    let baked = bake_lighting_in_water(&mesh, ([1.0, 0.0, 0.0], [SIZE, SIZE, 4.0]), &none, &spec, 12, Some(&water)).unwrap();
+    // The mirrored beam reaches the wall from z = 1 up to 1 + 7·tan 10° ≈ 2.2.
+    let points: Vec<[f32; 3]> = (0..5).flat_map(|j| (0..9).map(move |i| [1.0, 2.0 + 0.5 * i as f32, 1.375 + 0.125 * j as f32])).collect();
+    let got = baked.irradiance_at(&points, &vec![[1.0, 0.0, 0.0]; points.len()]).unwrap();
+    let mean = got.iter().map(|g| g.ambient[0] as f64).sum::<f64>() / got.len() as f64;
+    let a = elevation.to_radians();
+    let want = (e * (1.0 - fresnel_transmittance(a.sin(), 1.0, optics::WATER_IOR)) * a.cos()) as f64;
+    assert!((mean / want - 1.0).abs() < 0.04, "mirrored sun on the wall: {mean} vs {want}");
+    // Every colour alike: the mirror is not absorbed.
+    assert!(got.iter().all(|g| (g.ambient[2] - g.ambient[0]).abs() <= 1e-6 * g.ambient[0].max(1.0)));
+    // Above the mirrored band, nothing.
+    let high = baked.irradiance_at(&[[1.0, 4.0, 3.5]], &[[1.0, 0.0, 0.0]]).unwrap()[0];
+    assert!(high.ambient[0] < 0.02 * want as f32, "{high:?}");
+}
+
+#[test]
+fn water_results_do_not_depend_on_the_thread_count() {
+    let (pos, idx, water) = shore();
+    let mut spec = LightingSpec { paths_per_area: 300.0, albedo: [0.5, 0.6, 0.7], ..LightingSpec::default() };
+    spec.sun.direction = Some([0.6, 0.0, 0.8]);
+    let volume = VolumeDesc { min: [0.0; 3], max: [SIZE, SIZE, 4.0], dims: [8, 8, 4] };
+    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let baked = bake_lighting_in_water(&mesh, ([0.0; 3], [SIZE, SIZE, 4.0]), &volume, &spec, 31, Some(&water)).unwrap();
+            let normals: Vec<[f32; 3]> = (0..pos.len()).map(|i| [0.1 * (i % 3) as f32, 0.0, 1.0]).collect();
+            let e = baked.irradiance_at(&pos, &normals).unwrap();
+            let mut bits: Vec<u32> = e.iter().flat_map(|x| x.sun_moon.into_iter().chain(x.lights).chain(x.ambient)).map(f32::to_bits).collect();
+            let v = baked.volume();
+            bits.extend(v.ambient.iter().chain(&v.direct).flatten().flatten().map(|x| x.to_bits()));
+            bits
+        })
+    };
+    let one = run(1);
+    assert!(one.iter().any(|&b| b != 0));
+    assert_eq!(one, run(2), "two threads differ");
+    assert_eq!(one, run(3), "three threads differ");
+}
