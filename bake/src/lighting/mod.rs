@@ -308,6 +308,10 @@ fn bake_lighting_full(
         lo = lo.min(mlo.into());
         hi = hi.max(mhi.into());
     }
+    if let Some(w) = water {
+        // Distant light enters the water only through its surface: the box must reach it.
+        hi.z = hi.z.max(w.level);
+    }
     let scale = (hi - lo).max_element().max(lo.abs().max(hi.abs()).max_element()).max(1e-3);
     let eps = 2e-5 * scale;
     lo -= Vec3A::splat(4.0 * eps);

@@ -116,6 +116,10 @@ fn clear_water_under_a_high_sun_takes_only_the_fresnel_loss() {
     for (c, m) in mean.iter().enumerate() {
         assert!((m / (2.0 * t0) as f64 - 1.0).abs() < 0.01, "channel {c}: {m} vs {}", 2.0 * t0);
     }
+    // A world whose box ends under the surface still gets its light through the surface.
+    let drowned = bake(&spec, Some(&water), 1.0, 4);
+    let mean = volume_mean(drowned.volume(), 1, 0.0, 1.0);
+    assert!(mean.iter().all(|m| (m / (2.0 * t0) as f64 - 1.0).abs() < 0.01), "{mean:?} vs {}", 2.0 * t0);
 }
 
 /// The mean over the middle columns (x, y in [2, 6]) and the cells between `z0` and `z1` of the
