@@ -25,6 +25,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("impostor", &["rays", "rng"]),
     ("trees", &["rng", "rays", "impostor"]),
     ("grass", &["rng"]),
+    ("water", &["rng", "optics"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {
