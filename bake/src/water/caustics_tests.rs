@@ -199,7 +199,6 @@ fn caustics_hash(c: &Caustics) -> u64 {
 }
 
 #[test]
-#[test]
 fn shifting_the_surface_shifts_the_caustics() {
     // The wrap edge is no special place: a surface rolled by (13, 50) texels casts the same caustics
     // rolled by (13, 50), up to the rounding of the texel coordinates.
