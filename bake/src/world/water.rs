@@ -13,14 +13,14 @@ use super::validate::SpecIssue;
 /// f32 (surface, normal and every caustic plane), about 60 bytes per texel and frame, so this keeps
 /// the wave bake near 1 GiB; 64 frames of 512² or 256 frames of 256².
 pub const MAX_WAVE_TEXEL_FRAMES: u64 = 1 << 24;
-/// Smallest wave map side.
-pub const MIN_WAVE_RESOLUTION: u32 = 16;
+/// Smallest wave map side (the `WAVE` section's).
+pub const MIN_WAVE_RESOLUTION: u32 = *kiln_formats::sections::WAVE_RESOLUTION.start();
 /// Largest wave map side.
-pub const MAX_WAVE_RESOLUTION: u32 = 1024;
+pub const MAX_WAVE_RESOLUTION: u32 = *kiln_formats::sections::WAVE_RESOLUTION.end();
 /// Most frames of a loop.
-pub const MAX_WAVE_FRAMES: u32 = 256;
+pub const MAX_WAVE_FRAMES: u32 = kiln_formats::sections::MAX_WAVE_FRAMES;
 /// Most caustic receiving planes.
-pub const MAX_CAUSTIC_DEPTHS: usize = 8;
+pub const MAX_CAUSTIC_DEPTHS: usize = kiln_formats::sections::MAX_CAUSTIC_DEPTHS;
 
 /// Beer–Lambert absorption of clear ocean water per metre, linear RGB (red, green, blue at about
 /// 650, 550 and 450 nm): pure water's absorption (Pope & Fry 1997: 0.34, 0.057, 0.009 per metre)
@@ -164,7 +164,7 @@ impl WaterSpec {
             }
         }
         range("ior", self.ior, 1.0, false, 3.0)?;
-        range("metres_per_unit", self.metres_per_unit, 0.0, true, 1e4)?;
+        range("metres_per_unit", self.metres_per_unit, 1e-3, false, 1e3)?;
         self.validate_waves()?;
         match &self.caustics.depths {
             CausticDepthsSpec::Count(n) if !(1..=MAX_CAUSTIC_DEPTHS as u32).contains(n) => {
@@ -182,13 +182,13 @@ impl WaterSpec {
 
     fn validate_waves(&self) -> Result<(), SpecIssue> {
         let w = &self.waves;
-        range("waves.wind_speed", w.wind_speed, 0.0, true, 100.0)?;
+        range("waves.wind_speed", w.wind_speed, 0.0, false, 100.0)?;
         range("waves.wind_direction", w.wind_direction, -360.0, false, 360.0)?;
-        range("waves.fetch", w.fetch, 0.0, true, 1e7)?;
-        range("waves.choppiness", w.choppiness, 0.0, false, 10.0)?;
+        range("waves.fetch", w.fetch, 1.0, false, 1e7)?;
+        range("waves.choppiness", w.choppiness, 0.0, false, 4.0)?;
         range("waves.amplitude", w.amplitude, 0.0, false, 100.0)?;
         range("waves.patch_size", w.patch_size, 0.0, true, 1e5)?;
-        range("waves.period", w.period, 0.0, true, 1e4)?;
+        range("waves.period", w.period, 0.1, false, 1e4)?;
         if !(1..=MAX_WAVE_FRAMES).contains(&w.frames) {
             return issue("waves.frames", format!("{} is outside 1..={MAX_WAVE_FRAMES}", w.frames));
         }
