@@ -24,7 +24,9 @@ use crate::world::{WaterSpec, World};
 #[path = "water_build.rs"]
 mod build;
 
-pub use build::{caustic_spec, depth_step, sun_direction, tile_section, wave_spec, waves_section};
+use build::{caustic_spec, tile_section, wave_spec, waves_section};
+#[cfg(test)]
+use build::{depth_step, sun_direction};
 
 /// Version of the water products' algorithms (flood fill, depth and shore grids, wave conversion,
 /// tile maps): bump it whenever their output for the same inputs changes.

@@ -11,7 +11,8 @@
 use kiln_formats::sections::{PackInfo, PackKind, WaterTile, WaterWaves};
 use kiln_formats::{PackBuilder, Section};
 
-use super::{format_err, TileId, WaterBakeError};
+use super::{format_err, WaterBakeError};
+use crate::pipeline::lod::TileId;
 use crate::lighting::LightingSpec;
 use crate::pipeline::lod::Tiling;
 use crate::water::body::{ColumnGrid, WaterBody};

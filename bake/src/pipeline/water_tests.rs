@@ -8,7 +8,7 @@ use kiln_formats::sections::WaterWaves;
 use super::*;
 use crate::density::DensityVolume;
 use crate::lighting::LightingSpec;
-use crate::pipeline::lod::Tiling;
+use crate::pipeline::lod::{TileId, Tiling};
 use crate::water::{Caustics, Spectrum, WaveFrames, WaveSpec};
 use crate::world::WaterSpec;
 
@@ -102,7 +102,7 @@ fn a_deep_world_keeps_every_depth_in_sixteen_bits() {
 
 #[test]
 fn wave_frames_convert_to_binary16_rounding_to_nearest_even() {
-    let spec = WaveSpec {
+    let waves = WaveSpec {
         spectrum: Spectrum::Jonswap,
         wind_speed: 5.0,
         wind_direction: 0.0,
@@ -120,7 +120,7 @@ fn wave_frames_convert_to_binary16_rounding_to_nearest_even() {
     // Values chosen between binary16 neighbours: 1 + 2⁻¹¹ is a tie and rounds to even (1.0).
     let tie = 1.0 + 2f32.powi(-11);
     let frames = WaveFrames {
-        spec,
+        spec: waves,
         surface: (0..n).map(|i| [i as f32 * 1e-3, -0.1, tie, 0.9]).collect(),
         normals: (0..n).map(|_| [0.6, 0.0, 0.8]).collect(),
     };

@@ -184,7 +184,7 @@ pub fn shore_distance(wet: &[bool], n: [usize; 2]) -> Vec<u8> {
     const FAR: u32 = u32::MAX / 2;
     let [w, h] = n;
     let mut d: Vec<u32> = wet.iter().map(|&v| if v { FAR } else { 0 }).collect();
-    let mut relax = |d: &mut Vec<u32>, at: usize, from: usize, cost: u32| {
+    let relax = |d: &mut Vec<u32>, at: usize, from: usize, cost: u32| {
         let via = d[from].saturating_add(cost);
         if via < d[at] {
             d[at] = via;
