@@ -193,7 +193,7 @@ fn ground(v: &DensityVolume, i: usize, j: usize) -> Option<f32> {
 fn the_sealed_cave_stays_dry_and_the_cave_with_a_shaft_floods() {
     let dir = lagoon();
     let v = density(dir);
-    let body = kiln_bake::water::body::flood(&v, VOXEL, LEVEL).unwrap();
+    let body = kiln_bake::water::body::flood(&v, VOXEL, LEVEL, true).unwrap();
     // Chamber samples: x ± 1 around 10 (A) and 22 (B), y 15..=17, z 2..=4.
     for k in 2..=4 {
         for j in 15..=17 {
@@ -228,7 +228,9 @@ fn tile_depths_follow_the_ground_and_neighbours_agree_on_their_borders() {
             for j in 0..n {
                 for i in 0..n {
                     let (x, y) = ((id.x as usize * 16 + i).min(63), (id.y as usize * 16 + j).min(63));
-                    let g = ground(&v, x, y);
+                    // The ring outside the closed sides is never water.
+                    let ring = x == 0 || y == 0 || x == 63 || y == 63;
+                    let g = ground(&v, x, y).filter(|_| !ring);
                     match g {
                         Some(g) if g < LEVEL - VOXEL => {
                             assert!(t.is_water(i, j), "{id} ({i}, {j}): ground {g} well below the level is water");

@@ -98,6 +98,7 @@ impl WorldProduct for WaterBodyProduct {
         Ok(StageInputs::new("water body", WATER_VERSION)
             .with("density", keys.world_key("volume")?.key().0)
             .with("level", settings_hash(&spec.level.to_bits()))
+            .with("closed sides", settings_hash(&world.spec.floaters.close_sides))
             .with("tiling", settings_hash(&(t.tile_voxels, t.tiles, t.voxel_size.to_bits()))))
     }
     fn world_needs(&self) -> &'static [&'static str] {
@@ -110,7 +111,8 @@ impl WorldProduct for WaterBodyProduct {
         };
         let volume = ctx.world::<Volume>("volume")?;
         let clock = std::time::Instant::now();
-        let b = body::flood(&volume.density, plan.tiling.voxel_size, spec.level as f32).map_err(|e| fail(plan, self.name())(e.into()))?;
+        let closed = plan.world.spec.floaters.close_sides;
+        let b = body::flood(&volume.density, plan.tiling.voxel_size, spec.level as f32, closed).map_err(|e| fail(plan, self.name())(e.into()))?;
         let t_fill = clock.elapsed().as_secs_f64();
         let grids: Vec<ColumnGrid> = (0..plan.tiling.levels()).map(|k| b.grid(1 << k)).collect();
         let wet = b.depth.iter().filter(|&&d| d > 0.0).count();

@@ -21,7 +21,7 @@ fn body() -> (WaterBody, Tiling) {
         let g = 0.3 + 0.05 * x as f32 + 0.4 * ((y as f32) * 0.2).sin();
         (g - z as f32 * VS).clamp(-1.0, 1.0)
     });
-    (body::flood(&v, VS, 2.1).unwrap(), Tiling::new(dims, 16, VS))
+    (body::flood(&v, VS, 2.1, false).unwrap(), Tiling::new(dims, 16, VS))
 }
 
 fn spec() -> WaterSpec {

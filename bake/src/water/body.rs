@@ -18,6 +18,11 @@
 //! the nearest column without open water, at least 1 on open water, saturated at 255; 0 on dry
 //! columns. With no dry column at all it is 255 everywhere.
 //!
+//! **Closed sides** (`density::close_sides`): the outermost ring of samples is air from top to bottom,
+//! outside the wall that closes the world. With `closed_sides` the ring is never water (neither
+//! flooded nor open water) and does not count as shore: a sea meeting the world's edge keeps its
+//! depth and shore distance up to the wall.
+//!
 //! The fill is iterative (an explicit stack, no recursion), one pass of 6 neighbour checks per
 //! flooded sample; its result is a set, so the order of the stack cannot change it.
 
@@ -53,6 +58,8 @@ pub struct WaterBody {
     pub flooded: Vec<bool>,
     /// Per column (`nx · ny`, X fastest): water depth in world units; 0 where there is no open water.
     pub depth: Vec<f32>,
+    /// Whether the outermost ring of columns lies outside the world's closed sides (see the module docs).
+    pub closed_sides: bool,
 }
 
 /// Depth and shore distance on a grid of columns every `stride` samples (a tile level's samples).
@@ -95,12 +102,19 @@ impl WaterBody {
             }
         }
         let wet: Vec<bool> = depth.iter().map(|&d| d > 0.0).collect();
-        ColumnGrid { n, stride, shore: shore_distance(&wet, n), depth }
+        // Shore: the dry columns inside the world (the ring outside closed sides is no shore).
+        let ring = |i: usize, j: usize| {
+            let (x, y) = ((i * stride).min(nx.saturating_sub(1)), (j * stride).min(ny.saturating_sub(1)));
+            self.closed_sides && (x == 0 || y == 0 || x + 1 >= nx || y + 1 >= ny)
+        };
+        let shore_of: Vec<bool> = (0..n[0] * n[1]).map(|c| !wet[c] && !ring(c % n[0], c / n[0])).collect();
+        ColumnGrid { n, stride, shore: shore_distance(&wet, &shore_of, n), depth }
     }
 }
 
-/// Floods `volume` (samples every `voxel_size`) up to `level` (see the module docs).
-pub fn flood(volume: &DensityVolume, voxel_size: f32, level: f32) -> Result<WaterBody, WaterBodyError> {
+/// Floods `volume` (samples every `voxel_size`) up to `level` (see the module docs); `closed_sides`
+/// says the volume's outermost ring of samples is outside the world's walls.
+pub fn flood(volume: &DensityVolume, voxel_size: f32, level: f32, closed_sides: bool) -> Result<WaterBody, WaterBodyError> {
     let [nx, ny, nz] = volume.dims;
     let bad = || WaterBodyError::Input { dims: volume.dims, len: volume.data.len(), voxel_size, level };
     let count = nx.checked_mul(ny).and_then(|p| p.checked_mul(nz)).ok_or_else(bad)?;
@@ -110,12 +124,15 @@ pub fn flood(volume: &DensityVolume, voxel_size: f32, level: f32) -> Result<Wate
     let plane = nx * ny;
     // Layers whose samples lie at or below the level.
     let layers = if level < 0.0 { 0 } else { ((level / voxel_size).floor() as usize).saturating_add(1).min(nz) };
-    let mut body = WaterBody { level, voxel_size, dims: [nx, ny, layers], flooded: vec![false; plane * layers], depth: vec![0.0; plane] };
+    let mut body =
+        WaterBody { level, voxel_size, dims: [nx, ny, layers], flooded: vec![false; plane * layers], depth: vec![0.0; plane], closed_sides };
     if layers == 0 || plane == 0 {
         return Ok(body);
     }
     let top = layers - 1;
-    let solid = |index: usize| volume.data[index] > 0.0;
+    // Samples that hold no water: solid ones, and the ring outside closed sides.
+    let outside = |c: usize| closed_sides && (c % nx == 0 || c / nx == 0 || c % nx + 1 == nx || c / nx + 1 == ny);
+    let solid = |index: usize| volume.data[index] > 0.0 || outside(index % plane);
     // Columns with no solid sample above the top water layer, one contiguous layer at a time.
     let mut open = vec![true; plane];
     for k in layers..nz {
@@ -178,12 +195,13 @@ pub fn flood(volume: &DensityVolume, voxel_size: f32, level: f32) -> Result<Wate
     Ok(body)
 }
 
-/// Chamfer 3-4 distance (in samples, rounded) from each wet sample to the nearest dry one on an
-/// `n[0] × n[1]` grid, X fastest: 0 where dry, 1..=255 where wet (255 when there is no dry sample).
-pub fn shore_distance(wet: &[bool], n: [usize; 2]) -> Vec<u8> {
+/// Chamfer 3-4 distance (in samples, rounded) from each wet sample to the nearest `shore` sample on
+/// an `n[0] × n[1]` grid, X fastest: 0 where dry, 1..=255 where wet (255 when no shore sample is in
+/// reach). Samples neither wet nor shore pass the distance on.
+pub fn shore_distance(wet: &[bool], shore: &[bool], n: [usize; 2]) -> Vec<u8> {
     const FAR: u32 = u32::MAX / 2;
     let [w, h] = n;
-    let mut d: Vec<u32> = wet.iter().map(|&v| if v { FAR } else { 0 }).collect();
+    let mut d: Vec<u32> = shore.iter().map(|&s| if s { 0 } else { FAR }).collect();
     let relax = |d: &mut Vec<u32>, at: usize, from: usize, cost: u32| {
         let via = d[from].saturating_add(cost);
         if via < d[at] {

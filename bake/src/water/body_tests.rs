@@ -18,7 +18,7 @@ fn a_bowl_floods_below_the_level_with_the_exact_depth() {
     let ground = |x: usize, y: usize| 1.0 + 0.02 * ((x as f32 - 16.0).powi(2) + (y as f32 - 16.0).powi(2));
     let v = terrain([33, 33, 16], vs, ground);
     let level = 3.2;
-    let body = flood(&v, vs, level).unwrap();
+    let body = flood(&v, vs, level, false).unwrap();
     assert_eq!(body.dims, [33, 33, 7], "layers at z = 0, 0.5 … 3.0");
     for y in 0..33 {
         for x in 0..33 {
@@ -69,8 +69,8 @@ fn cave_world(tunnel: bool) -> DensityVolume {
 
 #[test]
 fn a_sealed_cave_below_the_level_stays_dry_and_a_tunnel_to_the_sea_floods_it() {
-    let sealed = flood(&cave_world(false), 0.5, 3.0).unwrap();
-    let open = flood(&cave_world(true), 0.5, 3.0).unwrap();
+    let sealed = flood(&cave_world(false), 0.5, 3.0, false).unwrap();
+    let open = flood(&cave_world(true), 0.5, 3.0, false).unwrap();
     for (x, y, k) in [(10, 10, 3), (13, 13, 5), (11, 12, 4)] {
         assert!(!sealed.is_flooded(x, y, k), "sealed cave at ({x}, {y}, {k})");
         assert!(open.is_flooded(x, y, k), "connected cave at ({x}, {y}, {k})");
@@ -90,7 +90,7 @@ fn water_under_an_overhang_is_flooded_but_not_open() {
     let vs = 1.0;
     // Sea floor at 0.5, a roof slab at z 5..6 over x < 4, level 3.
     let v = DensityVolume::from_fn([12, 4, 10], |x, _, z| if z == 0 || (x < 4 && (5..=6).contains(&z)) { 1.0 } else { -1.0 });
-    let body = flood(&v, vs, 3.0).unwrap();
+    let body = flood(&v, vs, 3.0, false).unwrap();
     for x in 0..12 {
         assert!(body.is_flooded(x, 1, 2), "x {x}: the water reaches under the roof");
         assert_eq!(body.depth[12 + x] > 0.0, x >= 4, "x {x}: open water only where the sky is");
@@ -104,7 +104,8 @@ fn the_shore_distance_grows_away_from_a_straight_shore_and_saturates() {
     // Dry for x < 3, wet beyond: distance x − 2 along a row.
     let n = [300, 5];
     let wet: Vec<bool> = (0..n[0] * n[1]).map(|i| i % n[0] >= 3).collect();
-    let d = shore_distance(&wet, n);
+    let dry: Vec<bool> = wet.iter().map(|w| !w).collect();
+    let d = shore_distance(&wet, &dry, n);
     for x in 0..n[0] {
         let want = if x < 3 { 0 } else { (x - 2).min(255) as u8 };
         for y in 0..n[1] {
@@ -114,17 +115,18 @@ fn the_shore_distance_grows_away_from_a_straight_shore_and_saturates() {
     // A diagonal step costs 4/3 of a straight one; nothing dry anywhere: saturated.
     let mut corner = vec![true; 100];
     corner[0] = false;
-    let d = shore_distance(&corner, [10, 10]);
+    let dry: Vec<bool> = corner.iter().map(|w| !w).collect();
+    let d = shore_distance(&corner, &dry, [10, 10]);
     assert_eq!(d[11], 1);
     assert_eq!(d[99], ((9 * 4 + 1) / 3) as u8);
-    assert!(shore_distance(&[true; 16], [4, 4]).iter().all(|&v| v == 255));
+    assert!(shore_distance(&[true; 16], &[false; 16], [4, 4]).iter().all(|&v| v == 255));
 }
 
 #[test]
 fn coarser_grids_sample_every_stride_and_repeat_the_last_column() {
     let vs = 0.25;
     let v = terrain([32, 16, 8], vs, |x, _| if x < 10 { 0.2 } else { 1.2 });
-    let body = flood(&v, vs, 0.8).unwrap();
+    let body = flood(&v, vs, 0.8, false).unwrap();
     let g = body.grid(4);
     assert_eq!(g.n, [9, 5]);
     for j in 0..5 {
@@ -141,15 +143,37 @@ fn coarser_grids_sample_every_stride_and_repeat_the_last_column() {
 #[test]
 fn bad_input_is_refused_and_a_level_below_the_volume_floods_nothing() {
     let v = terrain([4, 4, 4], 1.0, |_, _| 1.5);
-    assert!(flood(&v, 1.0, f32::NAN).is_err());
-    assert!(flood(&v, 0.0, 1.0).is_err());
+    assert!(flood(&v, 1.0, f32::NAN, false).is_err());
+    assert!(flood(&v, 0.0, 1.0, false).is_err());
     let short = DensityVolume { dims: [4, 4, 5], data: v.data.clone() };
-    assert!(flood(&short, 1.0, 1.0).is_err());
-    let below = flood(&v, 1.0, -2.0).unwrap();
+    assert!(flood(&short, 1.0, 1.0, false).is_err());
+    let below = flood(&v, 1.0, -2.0, false).unwrap();
     assert_eq!((below.dims[2], below.flooded_count()), (0, 0));
     assert!(below.depth.iter().all(|&d| d == 0.0));
     // A level above the top floods every air sample of open columns.
-    let above = flood(&v, 1.0, 100.0).unwrap();
+    let above = flood(&v, 1.0, 100.0, false).unwrap();
     assert_eq!(above.dims[2], 4);
     assert_eq!(above.flooded_count(), 4 * 4 * 2);
+}
+
+#[test]
+fn the_ring_outside_closed_sides_holds_no_water_and_is_no_shore() {
+    // Sea floor at 0.5 everywhere, level 2: with closed sides the outer ring stays dry and the
+    // shore distance grows from the one island at the centre only.
+    let v = terrain([16, 16, 8], 0.5, |x, y| if (7..9).contains(&x) && (7..9).contains(&y) { 3.0 } else { 0.5 });
+    let open = flood(&v, 0.5, 2.0, false).unwrap();
+    let closed = flood(&v, 0.5, 2.0, true).unwrap();
+    assert!(open.depth[0] > 0.0 && open.is_flooded(0, 5, 2));
+    for c in 0..16 {
+        for (x, y) in [(c, 0), (0, c), (c, 15), (15, c)] {
+            assert_eq!(closed.depth[y * 16 + x], 0.0, "({x}, {y})");
+            assert!(!closed.is_flooded(x, y, 2));
+        }
+    }
+    assert!(closed.is_flooded(1, 5, 2) && closed.depth[5 * 16 + 1] == open.depth[5 * 16 + 1]);
+    let (g_open, g_closed) = (open.grid(1), closed.grid(1));
+    // Next to the ring: far from the island in the closed world; with water in the ring, as far.
+    assert_eq!(g_closed.shore[17 * 1 + 1], g_open.shore[17 + 1]);
+    assert!(g_closed.shore[17 + 1] >= 5, "{}", g_closed.shore[18]);
+    assert_eq!(g_closed.shore[0], 0);
 }
