@@ -329,8 +329,34 @@ fn verify_refuses_a_tile_whose_waves_are_not_the_listed_pack() {
     assert!(problems.iter().any(|p| p.contains("its water references waves pack")), "{problems:?}");
 }
 
-/// xxh3 of every pack of the lagoon, by path inside the bake.
-const LAGOON_PACKS: &str = "";
+/// xxh3 of every pack of the lagoon, by path inside the bake (the waves pack and every tile, which
+/// names it, follow the wave generator: re-pin with it).
+const LAGOON_PACKS: &str = "\
+manifest.kpack 73c15e9d698c4c00
+shared/grass-patches.kpack ceaef4b7cf6fa83c
+shared/water-waves.kpack ca1e94d8527bf026
+tiles/L0_0_0.kpack 114a6dd58016fcbf
+tiles/L0_0_1.kpack ea066a6340b1e73b
+tiles/L0_0_2.kpack 960449143d74de66
+tiles/L0_0_3.kpack 10a1fa3d372b65f0
+tiles/L0_1_0.kpack bb71508c34740f2d
+tiles/L0_1_1.kpack fe89e3313d661aa3
+tiles/L0_1_2.kpack be7718ca3863f09c
+tiles/L0_1_3.kpack c251de91f4c09bb9
+tiles/L0_2_0.kpack 5e717290bbbfef6a
+tiles/L0_2_1.kpack eee7f4aa3ac97b96
+tiles/L0_2_2.kpack 5031e7ae4769dbaa
+tiles/L0_2_3.kpack 01cd1fe3eefd688c
+tiles/L0_3_0.kpack aba8440eccbd2f0c
+tiles/L0_3_1.kpack a1f91e3999a2fdd3
+tiles/L0_3_2.kpack 3be484d479b41478
+tiles/L0_3_3.kpack 75041057a5856275
+tiles/L1_0_0.kpack ac1de5f14b15d753
+tiles/L1_0_1.kpack bd7114650b978e39
+tiles/L1_1_0.kpack 0b7a521f412c1e59
+tiles/L1_1_1.kpack 5ccd50ea27cf2dcb
+tiles/L2_0_0.kpack 951aa91ee218f297
+";
 
 #[test]
 fn the_water_worlds_packs_are_the_pinned_bytes() {

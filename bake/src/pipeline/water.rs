@@ -177,14 +177,18 @@ impl WorldProduct for WaterWavesProduct {
         let cast = caustic_spec(spec, &world.spec.lighting);
         let caustics = crate::water::bake_caustics(&frames, &cast).map_err(|e| err(e.into()))?;
         let t_caustics = clock.elapsed().as_secs_f64();
+        // Each form is dropped as soon as the next exists: the f32 frames are the largest, and the
+        // pre-bake estimate (`budget::water`) counts at most two forms alive at once.
         let section = waves_section(&frames, &cast, &caustics);
-        let bytes = section.encode().map_err(|e| err(format_err("encoding the waves")(e)))?;
-        let inputs_hash = self.inputs(ctx)?.key().0 as u64;
-        let pack = build::shared_pack(&world.spec.name, self.name(), inputs_hash, bytes).map_err(&err)?;
+        drop((frames, caustics));
         let detail = format!(
             "{} frames of {}² texels, caustic depths {:?}; cpu: waves {t_waves:.2}s, caustics {t_caustics:.2}s",
             section.frames, section.resolution, section.depths
         );
+        let bytes = section.encode().map_err(|e| err(format_err("encoding the waves")(e)))?;
+        drop(section);
+        let inputs_hash = self.inputs(ctx)?.key().0 as u64;
+        let pack = build::shared_pack(&world.spec.name, self.name(), inputs_hash, bytes).map_err(&err)?;
         Ok((Box::new(Waves::new(pack)), detail))
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
