@@ -15,7 +15,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("density", &["world", "grid", "rng"]),
     ("mc", &["grid"]),
     ("ao", &[]),
-    ("lighting", &["rays", "mem"]),
+    ("lighting", &["rays", "mem", "optics"]),
     ("rays", &["mem"]),
     ("grid", &[]),
     ("mem", &[]),
