@@ -18,6 +18,7 @@ use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldVal
 use super::stage_cache::StageInputs;
 use super::volume::Volume;
 use super::BakeError;
+use crate::lighting::WaterMedium;
 use crate::water::body::{self, ColumnGrid, WaterBody};
 use crate::world::{WaterSpec, World};
 
@@ -124,6 +125,31 @@ impl WorldProduct for WaterBodyProduct {
             clock.elapsed().as_secs_f64() - t_fill
         );
         Ok((Box::new(Body { body: Some(b), grids }), detail))
+    }
+    /// The flood fill's key with the water's optics: light transport reruns when any changes.
+    fn light_medium_key(&self, keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
+        let Some(spec) = water_spec(keys.plan().world) else {
+            return Ok(None);
+        };
+        let optics = (spec.absorption_per_unit().map(f64::to_bits), spec.ior.to_bits());
+        Ok(Some(settings_hash(&(self.inputs(keys)?.key().0, optics))))
+    }
+    /// The flooded samples as light transport's medium, with the water's absorption and index.
+    fn light_medium(&self, ctx: &WorldCtx) -> Result<Option<WaterMedium>, BakeError> {
+        let Some(spec) = water_spec(ctx.plan().world) else {
+            return Ok(None);
+        };
+        let Some(b) = &ctx.world::<Body>(self.name())?.body else {
+            return Ok(None);
+        };
+        Ok(Some(WaterMedium {
+            level: b.level,
+            absorption: spec.absorption_per_unit().map(|a| a as f32),
+            ior: spec.ior as f32,
+            voxel_size: b.voxel_size,
+            dims: b.dims,
+            flooded: b.flooded.clone(),
+        }))
     }
 }
 
