@@ -100,7 +100,8 @@ impl Estimate {
         let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + phases + tree_bytes + water_bytes;
         let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
         let light_paths = f64::from(spec.lighting.paths_per_area) * area;
-        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds + grass_seconds + water_seconds;
+        let core_seconds =
+            light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds + grass_seconds + water_seconds;
         Estimate {
             peak_bytes: (bytes * MARGIN) as u64,
             samples: samples as u64,

@@ -165,7 +165,8 @@ fn density(dir: &Path, label: &str) -> DensityVolume {
                         continue;
                     }
                     let at = 4 * (i + d[0] * (j + d[1] * k));
-                    data[g[0] as usize + dims[0] * (g[1] as usize + dims[1] * g[2] as usize)] = f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+                    data[g[0] as usize + dims[0] * (g[1] as usize + dims[1] * g[2] as usize)] =
+                        f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
                 }
             }
         }
@@ -235,7 +236,12 @@ fn tile_depths_follow_the_ground_and_neighbours_agree_on_their_borders() {
                     match g {
                         Some(g) if g < LEVEL - VOXEL => {
                             assert!(t.is_water(i, j), "{id} ({i}, {j}): ground {g} well below the level is water");
-                            assert!((t.depth_at(i, j) - (LEVEL - g)).abs() <= t.depth_step + 1e-4, "{id} ({i}, {j}): {} vs {}", t.depth_at(i, j), LEVEL - g);
+                            assert!(
+                                (t.depth_at(i, j) - (LEVEL - g)).abs() <= t.depth_step + 1e-4,
+                                "{id} ({i}, {j}): {} vs {}",
+                                t.depth_at(i, j),
+                                LEVEL - g
+                            );
                             wet += 1;
                         }
                         Some(g) if g > LEVEL => {
@@ -361,7 +367,8 @@ tiles/L2_0_0.kpack 154166efe55474e4
 
 #[test]
 fn the_water_worlds_packs_are_the_pinned_bytes() {
-    let line = |(path, bytes): (PathBuf, Vec<u8>)| format!("{} {:016x}\n", path.to_string_lossy().replace('\\', "/"), xxhash_rust::xxh3::xxh3_64(&bytes));
+    let line =
+        |(path, bytes): (PathBuf, Vec<u8>)| format!("{} {:016x}\n", path.to_string_lossy().replace('\\', "/"), xxhash_rust::xxh3::xxh3_64(&bytes));
     let actual: String = files_under(lagoon()).into_iter().map(line).collect();
     assert!(actual == LAGOON_PACKS, "the lagoon's packs changed. If that is deliberate, bump the changed product's version and pin:\n{actual}");
 }

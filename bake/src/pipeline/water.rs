@@ -277,7 +277,7 @@ impl TileProduct for WaterProduct {
         }
         let cells = len.saturating_sub(WTIL_HEADER) / 3;
         let side = (cells as f64).sqrt().round() as u64;
-        if len < WTIL_HEADER || (len - WTIL_HEADER) % 3 != 0 || side * side != cells {
+        if len < WTIL_HEADER || !(len - WTIL_HEADER).is_multiple_of(3) || side * side != cells {
             return Err(format!("a {len}-byte WTIL is not a square water map"));
         }
         Ok(())

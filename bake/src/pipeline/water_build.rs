@@ -12,8 +12,8 @@ use kiln_formats::sections::{PackInfo, PackKind, WaterTile, WaterWaves};
 use kiln_formats::{PackBuilder, Section};
 
 use super::{format_err, WaterBakeError};
-use crate::pipeline::lod::TileId;
 use crate::lighting::LightingSpec;
+use crate::pipeline::lod::TileId;
 use crate::pipeline::lod::Tiling;
 use crate::water::body::{ColumnGrid, WaterBody};
 use crate::water::{CausticDepths, CausticSpec, Caustics, Spectrum, WaveFrames, WaveSpec};

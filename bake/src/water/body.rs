@@ -131,7 +131,10 @@ pub fn flood(volume: &DensityVolume, voxel_size: f32, level: f32, closed_sides: 
     }
     let top = layers - 1;
     // Samples that hold no water: solid ones, and the ring outside closed sides.
-    let outside = |c: usize| closed_sides && (c % nx == 0 || c / nx == 0 || c % nx + 1 == nx || c / nx + 1 == ny);
+    let outside = |c: usize| {
+        let (x, y) = (c % nx, c / nx);
+        closed_sides && (x == 0 || y == 0 || x + 1 == nx || y + 1 == ny)
+    };
     let solid = |index: usize| volume.data[index] > 0.0 || outside(index % plane);
     // Columns with no solid sample above the top water layer, one contiguous layer at a time.
     let mut open = vec![true; plane];

@@ -172,8 +172,9 @@ fn the_ring_outside_closed_sides_holds_no_water_and_is_no_shore() {
     }
     assert!(closed.is_flooded(1, 5, 2) && closed.depth[5 * 16 + 1] == open.depth[5 * 16 + 1]);
     let (g_open, g_closed) = (open.grid(1), closed.grid(1));
-    // Next to the ring: far from the island in the closed world; with water in the ring, as far.
-    assert_eq!(g_closed.shore[17 * 1 + 1], g_open.shore[17 + 1]);
+    // Column (1, 1) (index 18 of the 17-wide grid) next to the ring: as far from the island in the
+    // closed world as in the open one, where the ring is water.
+    assert_eq!(g_closed.shore[18], g_open.shore[18]);
     assert!(g_closed.shore[17 + 1] >= 5, "{}", g_closed.shore[18]);
     assert_eq!(g_closed.shore[0], 0);
 }

@@ -79,8 +79,8 @@ fn defaults_are_the_documented_ones() {
         assert!((a - 0.1 * b).abs() < 1e-12);
     }
     // A list of depths parses as a list.
-    let listed = World::from_str(&world("[water]\nlevel = 2.0\n[water.caustics]\ndepths = [0.5, 1.0]\n"), Path::new("w.toml"), Path::new("."))
-        .unwrap();
+    let listed =
+        World::from_str(&world("[water]\nlevel = 2.0\n[water.caustics]\ndepths = [0.5, 1.0]\n"), Path::new("w.toml"), Path::new(".")).unwrap();
     assert_eq!(listed.spec.water.unwrap().caustics.depths, CausticDepthsSpec::List(vec![0.5, 1.0]));
     // The default loop: 64 × 256² texels × (16 + 12 + 4·4) bytes.
     assert_eq!(s.wave_bytes(), 64 * 256 * 256 * 44);
