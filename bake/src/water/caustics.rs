@@ -10,10 +10,15 @@
 //!
 //! Estimator, the area ratio: each cell between four texels carries the mean of its corners'
 //! flux to the image of the cell on the plane (the quadrilateral of its corners' hit points), spread
-//! uniformly over that image by `n×n` bilinear sub-points (`n` = the image's extent in texels,
-//! 1..=8), each splatted with a bilinear tent, wrapping periodically. A cell's flux lands where its
-//! image is, so the plane's irradiance is (source area / image area) × flux: bright where the images
-//! shrink (focus), dark where they spread. Splats conserve flux, so each map's mean is the surface's
+//! uniformly over that image by `n_u×n_v` bilinear sub-points (per direction of the image: its
+//! extent in texels over the sub-point spacing, 1..=4), each splatted with a bilinear tent, wrapping
+//! periodically. A cell's flux lands where its image is, so the plane's irradiance is
+//! (source area / image area) × flux: bright where the images shrink (focus), dark where they
+//! spread. Then the map is blurred by the sun's disc (angular radius 0.267°, refracted: radius
+//! `depth·0.00466/ior` on the plane, as a periodic box of the nearest whole texel radius); the
+//! sub-point spacing is one texel, or that radius when larger, since the blur smooths their lattice.
+//! The cap of 4 per side only matters deep below the focus, where images span many texels and
+//! overlap many others. Splats and the blur conserve flux, so each map's mean is the surface's
 //! mean transmitted flux; a flat surface's identical, shifted cells give `T` on every texel exactly
 //! (bilinear tents over a shifted unit lattice sum to one).
 //!
@@ -34,7 +39,9 @@ use crate::optics::{fresnel_transmittance, refract};
 use super::{CausticDepths, CausticSpec, Caustics, WaterError, WaveFrames};
 
 /// Most sub-points per side of one cell's image.
-const MAX_SUBDIVISION: usize = 8;
+const MAX_SUBDIVISION: usize = 4;
+/// The sun's angular radius, radians (0.267°).
+const SUN_RADIUS: f32 = 0.004_66;
 /// A pattern whose contrast fell below this fraction of its peak has washed out.
 const WASHED_OUT: f32 = 0.5;
 
@@ -55,10 +62,10 @@ pub fn bake_caustics(frames: &WaveFrames, spec: &CausticSpec) -> Result<Caustics
         CausticDepths::Auto(count) => caster.auto_depths(*count),
     };
     let mut maps = vec![0.0f32; frames.spec.frames as usize * depths.len() * n];
-    maps.par_chunks_mut(depths.len() * n).enumerate().for_each(|(f, out)| {
+    maps.par_chunks_mut(depths.len() * n).enumerate().for_each_init(Vec::new, |scratch, (f, out)| {
         let rays = caster.rays(f);
         for (map, &depth) in out.chunks_exact_mut(n).zip(&depths) {
-            caster.splat(&rays, depth, map);
+            caster.splat(&rays, depth, map, scratch);
         }
     });
     Ok(Caustics { depths, flat_transmittance: caster.flat, maps })
@@ -142,12 +149,28 @@ impl<'a> Caster<'a> {
             .collect()
     }
 
-    /// Accumulates the area-ratio estimate of the plane at `depth` into `map` (zeroed first).
-    pub fn splat(&self, rays: &[Ray], depth: f32, map: &mut [f32]) {
+    /// The sun disc's blur radius on the plane at `depth`, in texels: the refracted cone's half-angle
+    /// (`SUN_RADIUS / ior`, small angles) times the depth.
+    fn blur_radius(&self, depth: f32) -> f32 {
+        depth * SUN_RADIUS / self.ior / self.texel
+    }
+
+    /// Accumulates the area-ratio estimate of the plane at `depth` into `map` (zeroed first), then
+    /// blurs it by the sun's disc.
+    pub fn splat(&self, rays: &[Ray], depth: f32, map: &mut [f32], scratch: &mut Vec<f32>) {
         let r = self.r;
         let rf = r as f32;
         let hits = self.hits(rays, depth);
         map.fill(0.0);
+        let blur = self.blur_radius(depth);
+        let box_radius = blur.round() as usize;
+        // Sub-points at most this far apart: one texel (where bilinear tents sum to one), or the
+        // disc's radius when the blur below smooths the lattice anyway.
+        let spacing = 1.0f32.max(box_radius as f32);
+        // Less a hair so that a flat surface's unit cells (extent 1 up to rounding) take one sub-point.
+        let count =
+            |len: f32| if len.is_finite() { ((len / spacing * (1.0 - 1.0e-3)).ceil() as usize).clamp(1, MAX_SUBDIVISION) } else { MAX_SUBDIVISION };
+        let span = |a: [f32; 2], b: [f32; 2]| (b[0] - a[0]).abs().max((b[1] - a[1]).abs());
         for y in 0..r {
             let (y1, wrap_y) = if y + 1 == r { (0, rf) } else { (y + 1, 0.0) };
             for x in 0..r {
@@ -161,26 +184,24 @@ impl<'a> Caster<'a> {
                 let p10 = [hits[i10][0] + wrap_x, hits[i10][1]];
                 let p01 = [hits[i01][0], hits[i01][1] + wrap_y];
                 let p11 = [hits[i11][0] + wrap_x, hits[i11][1] + wrap_y];
-                let extent = |a: usize| {
-                    let v = [p00[a], p10[a], p01[a], p11[a]];
-                    v.iter().fold(f32::MIN, |m, &c| m.max(c)) - v.iter().fold(f32::MAX, |m, &c| m.min(c))
-                };
-                // The image's extent in texels, less a hair so that a flat surface's unit cells
-                // (extent 1 up to rounding) take one sub-point each.
-                let e = extent(0).max(extent(1)) * (1.0 - 1.0e-3);
-                let subs = if e.is_finite() { (e.ceil() as usize).clamp(1, MAX_SUBDIVISION) } else { MAX_SUBDIVISION };
-                let share = flux / (subs * subs) as f32;
-                for j in 0..subs {
-                    let v = (j as f32 + 0.5) / subs as f32;
+                // Sub-points per side along each of the image's two directions (caustic images are
+                // often long and thin).
+                let nu = count(span(p00, p10).max(span(p01, p11)));
+                let nv = count(span(p00, p01).max(span(p10, p11)));
+                let share = flux / (nu * nv) as f32;
+                let (du, dv) = (1.0 / nu as f32, 1.0 / nv as f32);
+                for j in 0..nv {
+                    let v = (j as f32 + 0.5) * dv;
                     let a = [p00[0] + (p01[0] - p00[0]) * v, p00[1] + (p01[1] - p00[1]) * v];
                     let b = [p10[0] + (p11[0] - p10[0]) * v, p10[1] + (p11[1] - p10[1]) * v];
-                    for i in 0..subs {
-                        let u = (i as f32 + 0.5) / subs as f32;
+                    for i in 0..nu {
+                        let u = (i as f32 + 0.5) * du;
                         splat_bilinear(map, r, [a[0] + (b[0] - a[0]) * u, a[1] + (b[1] - a[1]) * u], share);
                     }
                 }
             }
         }
+        box_blur(map, r, box_radius, scratch);
     }
 
     /// The receiving depths of `CausticDepths::Auto(count)` (module documentation).
@@ -188,6 +209,7 @@ impl<'a> Caster<'a> {
         let n = self.r * self.r;
         let rays = self.rays(0);
         let mut map = vec![0.0f32; n];
+        let mut scratch = Vec::new();
         let deepest = 4.0 * self.frames.spec.patch_size;
         let mut candidates: Vec<(f32, f32)> = Vec::new(); // (depth, contrast)
         let mut peak = 0.0f32;
@@ -196,7 +218,7 @@ impl<'a> Caster<'a> {
             if depth > deepest {
                 break;
             }
-            self.splat(&rays, depth, &mut map);
+            self.splat(&rays, depth, &mut map, &mut scratch);
             let c = contrast(&map);
             candidates.push((depth, c));
             peak = peak.max(c);
@@ -216,6 +238,29 @@ impl<'a> Caster<'a> {
             return vec![candidates[at_peak].0];
         }
         (0..count).map(|i| shallow * libm::powf(deep / shallow, i as f32 / (count - 1) as f32)).collect()
+    }
+}
+
+/// A periodic box blur of width `2·radius + 1` along x, then along y (the sun's disc, as a square);
+/// running sums in f64, so the map's total is kept.
+fn box_blur(map: &mut [f32], r: usize, radius: usize, line: &mut Vec<f32>) {
+    if radius == 0 {
+        return;
+    }
+    let w = (2 * radius + 1) as f64;
+    line.resize(r, 0.0);
+    for axis in 0..2 {
+        let at = |i: usize, k: usize| if axis == 0 { i * r + k } else { k * r + i };
+        for i in 0..r {
+            for (k, v) in line.iter_mut().enumerate() {
+                *v = map[at(i, k)];
+            }
+            let mut sum: f64 = (0..=2 * radius).map(|o| line[(o + r - radius) % r] as f64).sum();
+            for k in 0..r {
+                map[at(i, k)] = (sum / w) as f32;
+                sum += line[(k + radius + 1) % r] as f64 - line[(k + r - radius) % r] as f64;
+            }
+        }
     }
 }
 

@@ -199,7 +199,6 @@ fn caustics_hash(c: &Caustics) -> u64 {
 }
 
 #[test]
-#[test]
 fn shifting_the_surface_shifts_the_caustics() {
     // The wrap edge is no special place: a surface rolled by (13, 50) texels casts the same caustics
     // rolled by (13, 50), up to the rounding of the texel coordinates.
@@ -227,7 +226,7 @@ fn caustic_bytes_are_pinned_and_independent_of_threads() {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| bake_caustics(&frames, &spec).unwrap());
     let many = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(|| bake_caustics(&frames, &spec).unwrap());
     assert_eq!(one, many);
-    assert_eq!(caustics_hash(&one), 9935650864865528595);
+    assert_eq!(caustics_hash(&one), 4735962244344414289);
 }
 
 #[test]
