@@ -339,30 +339,30 @@ fn verify_refuses_a_tile_whose_waves_are_not_the_listed_pack() {
 /// xxh3 of every pack of the lagoon, by path inside the bake (the waves pack and every tile, which
 /// names it, follow the wave generator: re-pin with it).
 const LAGOON_PACKS: &str = "\
-manifest.kpack 496957e8eb285e7c
+manifest.kpack 27c848cf98442459
 shared/grass-patches.kpack ceaef4b7cf6fa83c
-shared/water-waves.kpack ca1e94d8527bf026
-tiles/L0_0_0.kpack 2010aff0af72298a
-tiles/L0_0_1.kpack 1cd99b9740b16a65
-tiles/L0_0_2.kpack a943cb2a85cf600f
-tiles/L0_0_3.kpack a813926c6872bb69
-tiles/L0_1_0.kpack fe277e4cb272386e
-tiles/L0_1_1.kpack 1840defe13e63078
-tiles/L0_1_2.kpack e1bfb3fb1f9bb8f8
-tiles/L0_1_3.kpack 05cf838185c0a687
-tiles/L0_2_0.kpack 328efc8fe280ef6e
-tiles/L0_2_1.kpack af2879d9dc620aad
-tiles/L0_2_2.kpack e69b04532c70b010
-tiles/L0_2_3.kpack 2f3e74a7acd8b478
-tiles/L0_3_0.kpack 84ad3504f9aad924
-tiles/L0_3_1.kpack 7ce3fa0aceb2df61
-tiles/L0_3_2.kpack 4cf92c498ce329c8
-tiles/L0_3_3.kpack f1453028d7f92116
-tiles/L1_0_0.kpack 893d8cf709c8cc06
-tiles/L1_0_1.kpack 4f454a6b4f404c0f
-tiles/L1_1_0.kpack 2cdd4ce95f0bb843
-tiles/L1_1_1.kpack 48323be45485c09f
-tiles/L2_0_0.kpack 154166efe55474e4
+shared/water-waves.kpack c7344ea3f219213f
+tiles/L0_0_0.kpack 8bcc80a27da8c9ca
+tiles/L0_0_1.kpack e105f2de4ee6d8d3
+tiles/L0_0_2.kpack 27a51a49358c8448
+tiles/L0_0_3.kpack 4df7fd930c45d69b
+tiles/L0_1_0.kpack 499a8e42c7ba0002
+tiles/L0_1_1.kpack 38b1e2c5ee245d6d
+tiles/L0_1_2.kpack 44de67b966f30465
+tiles/L0_1_3.kpack 9732abe40619b18a
+tiles/L0_2_0.kpack 62e69e01a7fea07c
+tiles/L0_2_1.kpack 13ca5e93fe5d7561
+tiles/L0_2_2.kpack 0323ac52e9c4b2e0
+tiles/L0_2_3.kpack e14e9dea2a14a157
+tiles/L0_3_0.kpack 9896d76c9e314ce4
+tiles/L0_3_1.kpack 097211fad0608213
+tiles/L0_3_2.kpack a127583771b8d576
+tiles/L0_3_3.kpack 71609e6fa04cb619
+tiles/L1_0_0.kpack 36a1f0ec4dc10a43
+tiles/L1_0_1.kpack 32e3af2815671c93
+tiles/L1_1_0.kpack ef4aa637088b7c91
+tiles/L1_1_1.kpack 497754c917e4cd72
+tiles/L2_0_0.kpack 4b2e8148b412cec6
 ";
 
 #[test]
