@@ -119,3 +119,14 @@ fn every_species_leaf_mips_keep_their_alpha_tested_coverage() {
         }
     }
 }
+
+#[test]
+fn trees_keep_out_of_the_water_by_their_height_band() {
+    let text = |water: &str| format!("name = 'w'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n{water}");
+    let dry = crate::world::World::from_str(&text(""), std::path::Path::new("w.toml"), std::path::Path::new(".")).unwrap();
+    let wet = crate::world::World::from_str(&text("[water]\nlevel = 1.5\n"), std::path::Path::new("w.toml"), std::path::Path::new(".")).unwrap();
+    assert_eq!(super::dry_band(&dry, [0.0, 3.0]), [0.0, 3.0]);
+    assert_eq!(super::dry_band(&wet, [0.0, 3.0]), [1.5, 3.0], "the band starts at the level");
+    assert_eq!(super::dry_band(&wet, [2.0, 3.0]), [2.0, 3.0], "a band above the level is unchanged");
+    assert_eq!(super::dry_band(&wet, [0.0, 1.0]), [1.5, 1.5], "a band under water keeps only the shore line, still ordered");
+}

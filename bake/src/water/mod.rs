@@ -9,7 +9,10 @@
 //! - `fft`: a deterministic radix-2 complex FFT (twiddles from `libm`, no SIMD dispatch).
 //! - `frames`: `bake_waves`, one frame per time `t_f = f·T/F`.
 //! - `caustics`: `bake_caustics` and the automatic choice of receiving depths.
+//! - `body`: where the water is, a flood fill of the density volume's air below the level (the bake's
+//!   `water-body` product).
 
+pub mod body;
 mod caustics;
 mod fft;
 mod frames;
