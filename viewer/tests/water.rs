@@ -135,6 +135,21 @@ fn lit_view_without_water_is_unchanged() {
     let (out, img) = headless(support::world(), "no-water", SIZE, pose, &[]);
     assert_ok(&out);
     let hash = xxhash_rust::xxh3::xxh3_64(img.unwrap().as_raw());
+    // KILN_VIEW_REFERENCE=<a kiln-view built before water>: draw the same picture with it too.
+    if let Some(reference) = std::env::var_os("KILN_VIEW_REFERENCE") {
+        let png = scratch("shots").join("no-water-reference.png");
+        let camera = format!("{},{},{},{},{}", pose.position.x, pose.position.y, pose.position.z, pose.yaw_deg, pose.pitch_deg);
+        let out = std::process::Command::new(reference)
+            .env("XDG_RUNTIME_DIR", support::runtime_dir())
+            .arg(support::world())
+            .args(["--headless", "--size", "256x256", "--camera", &camera, "--screenshot"])
+            .arg(&png)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let before = xxhash_rust::xxh3::xxh3_64(image::open(&png).unwrap().to_rgba8().as_raw());
+        assert_eq!(hash, before, "the reference drew {before:#018x}, this viewer {hash:#018x}");
+    }
     assert_eq!(hash, BEFORE_WATER, "the picture of a world without water changed: {hash:#018x}");
 }
 

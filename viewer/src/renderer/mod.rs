@@ -487,7 +487,8 @@ impl Renderer {
         // pass loads the targets and draws the rest. A frame without such a layer is one pass.
         let split = self.layers.iter().zip(&items).any(|(l, it)| l.wants_scene(frame.mode, it));
         let mut writes = self.timer.as_mut().map(|t| t.pass_writes(Span::Main));
-        let halves: &[&[Phase]] = if split { &[&Phase::MAIN[..2], &Phase::MAIN[2..]] } else { &[&Phase::MAIN] };
+        let main = Phase::MAIN;
+        let halves: Vec<&[Phase]> = if split { vec![&main[..2], &main[2..]] } else { vec![&main[..]] };
         for (half, phases) in halves.iter().enumerate() {
             let first = half == 0;
             let last = half + 1 == halves.len();
