@@ -69,7 +69,10 @@ impl ViewMode {
 
     /// Whether the sun's shadow map is drawn and sampled in this mode.
     pub fn shadowed(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass | ViewMode::Caustics | ViewMode::WaterMask)
+        matches!(
+            self,
+            ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass | ViewMode::Caustics | ViewMode::WaterMask
+        )
     }
 
     /// Whether the exposure ([`crate::exposure`]) changes what this mode shows: the modes that
@@ -77,7 +80,14 @@ impl ViewMode {
     pub fn uses_exposure(self) -> bool {
         matches!(
             self,
-            ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass | ViewMode::Caustics | ViewMode::WaterMask
+            ViewMode::Lit
+                | ViewMode::Indirect
+                | ViewMode::Bounds
+                | ViewMode::Wireframe
+                | ViewMode::Trees
+                | ViewMode::Grass
+                | ViewMode::Caustics
+                | ViewMode::WaterMask
         )
     }
 

@@ -288,7 +288,15 @@ pub trait Layer {
 
     /// Copies what it needs of the scene: `color` (the colour target, with `COPY_SRC` when
     /// `color_copyable`) and `depth` (the main pass's depth, reverse-Z) after the sky phase.
-    fn copy_scene(&mut self, _device: &wgpu::Device, _encoder: &mut wgpu::CommandEncoder, _color: &wgpu::Texture, _color_copyable: bool, _depth: &wgpu::Texture) {}
+    fn copy_scene(
+        &mut self,
+        _device: &wgpu::Device,
+        _encoder: &mut wgpu::CommandEncoder,
+        _color: &wgpu::Texture,
+        _color_copyable: bool,
+        _depth: &wgpu::Texture,
+    ) {
+    }
 }
 
 /// A product's registration: its name, its decoder and its layer.

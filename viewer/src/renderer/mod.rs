@@ -525,10 +525,7 @@ impl Renderer {
                 ],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                     view: &self.depth.1,
-                    depth_ops: Some(wgpu::Operations {
-                        load: load_depth,
-                        store: if last { wgpu::StoreOp::Discard } else { wgpu::StoreOp::Store },
-                    }),
+                    depth_ops: Some(wgpu::Operations { load: load_depth, store: if last { wgpu::StoreOp::Discard } else { wgpu::StoreOp::Store } }),
                     stencil_ops: None,
                 }),
                 timestamp_writes,

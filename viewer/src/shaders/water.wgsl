@@ -303,7 +303,7 @@ fn fs_water(v: WaterVary) -> SceneOut {
     var c = mix(refracted, reflected, fresnel);
 
     // Foam: along the shore and where the surface folds (Jacobian below ~0.4), broken up by noise.
-    let noise = textureSampleLevel(noise_tex, noise_sampler, v.world.xy * 0.15, 0.0).g;
+    let noise = textureSampleLevel(noise_tex, noise_sampler, v.world.xy * 0.02, 0.0).r;
     let foam = max(1.0 - smoothstep(0.2, 1.5, v.depth_shore.y), 1.0 - smoothstep(0.1, 0.5, v.jacobian)) * smoothstep(0.35, 0.65, noise + 0.15);
     let lit = frame.sun_color.rgb * max(frame.sun_dir.z, 0.0) * sun_visibility(v.world, vec3<f32>(0.0, 0.0, 1.0), 0.001)
         + (frame.sky_zenith.rgb + frame.sky_horizon.rgb) * 0.5 * frame.ground.w;

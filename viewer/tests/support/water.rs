@@ -176,7 +176,12 @@ pub fn add_water(dir: &Path, synth: &Synth, level: f32, waves_hash: Option<u64>)
         node.file_len = bytes.len() as u64;
     }
     packs.retain(|p| p.product != "water-waves");
-    packs.push(SharedPack { product: "water-waves".into(), path: "shared/water-waves.kpack".into(), content_hash: hash, file_len: shared.len() as u64 });
+    packs.push(SharedPack {
+        product: "water-waves".into(),
+        path: "shared/water-waves.kpack".into(),
+        content_hash: hash,
+        file_len: shared.len() as u64,
+    });
     let mut b = PackBuilder::new([0, 1, 0]);
     b.add(&PackInfo { kind: PackKind::Manifest, world_name: manifest.world_name.clone(), inputs_hash: manifest.world_hash }).unwrap();
     b.add(&manifest).unwrap();

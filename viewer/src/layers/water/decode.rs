@@ -137,10 +137,8 @@ pub fn decode_water(w: &WaterTile, assets: &WaveAssets) -> Option<TileWater> {
     }
     let deepest = depth.iter().copied().fold(0.0, f32::max);
     let reach = assets.max_shift;
-    let bounds = (
-        [lo[0] - reach, lo[1] - reach, w.level - deepest.max(assets.max_height)],
-        [hi[0] + reach, hi[1] + reach, w.level + assets.max_height],
-    );
+    let bounds =
+        ([lo[0] - reach, lo[1] - reach, w.level - deepest.max(assets.max_height)], [hi[0] + reach, hi[1] + reach, w.level + assets.max_height]);
     let map = WaterMap { origin: w.origin, spacing: w.spacing, size: w.size, depth };
     Some(TileWater { vertices, indices, level: w.level, absorption: w.absorption, map, bounds })
 }
@@ -152,7 +150,17 @@ mod tests {
 
     fn tile(depth: Vec<u16>) -> WaterTile {
         let shore = depth.iter().map(|&d| (d > 0) as u8).collect();
-        WaterTile { waves_hash: 1, level: 2.0, absorption: [0.3, 0.1, 0.05], origin: [10.0, 20.0], spacing: 0.5, size: 3, depth_step: 0.25, depth, shore }
+        WaterTile {
+            waves_hash: 1,
+            level: 2.0,
+            absorption: [0.3, 0.1, 0.05],
+            origin: [10.0, 20.0],
+            spacing: 0.5,
+            size: 3,
+            depth_step: 0.25,
+            depth,
+            shore,
+        }
     }
 
     fn waves() -> WaveAssets {

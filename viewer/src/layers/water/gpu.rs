@@ -32,7 +32,16 @@ pub enum Kind {
     FogScatter,
 }
 
-fn array_texture(device: &wgpu::Device, queue: &wgpu::Queue, label: &str, format: wgpu::TextureFormat, r: u32, layers: u32, texel_bytes: u32, data: &[u8]) -> wgpu::TextureView {
+fn array_texture(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    format: wgpu::TextureFormat,
+    r: u32,
+    layers: u32,
+    texel_bytes: u32,
+    data: &[u8],
+) -> wgpu::TextureView {
     let tex = device.create_texture(&wgpu::TextureDescriptor {
         label: Some(label),
         size: wgpu::Extent3d { width: r, height: r, depth_or_array_layers: layers },
@@ -120,7 +129,8 @@ impl WaterGpu {
             bind_group_layouts: &[Some(&layouts.frame), Some(&layouts.tile), Some(&layouts.surface), Some(&layout)],
             immediate_size: 0,
         });
-        let module = shader(device, "water", &format!("{}\n{}", include_str!("../../shaders/sunlight.wgsl"), include_str!("../../shaders/water.wgsl")));
+        let module =
+            shader(device, "water", &format!("{}\n{}", include_str!("../../shaders/sunlight.wgsl"), include_str!("../../shaders/water.wgsl")));
         let uniform = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("water uniforms"),
             size: std::mem::size_of::<WaterUniform>() as u64,
@@ -156,11 +166,19 @@ impl WaterGpu {
         };
         let blend = match kind {
             Kind::FogAbsorb => Some(wgpu::BlendState {
-                color: wgpu::BlendComponent { src_factor: wgpu::BlendFactor::Zero, dst_factor: wgpu::BlendFactor::Src, operation: wgpu::BlendOperation::Add },
+                color: wgpu::BlendComponent {
+                    src_factor: wgpu::BlendFactor::Zero,
+                    dst_factor: wgpu::BlendFactor::Src,
+                    operation: wgpu::BlendOperation::Add,
+                },
                 alpha: wgpu::BlendComponent::REPLACE,
             }),
             Kind::FogScatter => Some(wgpu::BlendState {
-                color: wgpu::BlendComponent { src_factor: wgpu::BlendFactor::One, dst_factor: wgpu::BlendFactor::One, operation: wgpu::BlendOperation::Add },
+                color: wgpu::BlendComponent {
+                    src_factor: wgpu::BlendFactor::One,
+                    dst_factor: wgpu::BlendFactor::One,
+                    operation: wgpu::BlendOperation::Add,
+                },
                 alpha: wgpu::BlendComponent::REPLACE,
             }),
             _ => None,
@@ -214,7 +232,14 @@ impl WaterGpu {
 
     /// Copies the scene (colour when `copyable`, and depth) into textures of its size, remaking
     /// them and the bind group when the size or format changed.
-    pub fn copy_scene(&mut self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, color: &wgpu::Texture, copyable: bool, depth: &wgpu::Texture) {
+    pub fn copy_scene(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        color: &wgpu::Texture,
+        copyable: bool,
+        depth: &wgpu::Texture,
+    ) {
         let size = [color.width(), color.height()];
         if self.scene.as_ref().is_none_or(|s| s.size != size || s.format != color.format()) {
             let make = |label: &str, format: wgpu::TextureFormat| {
@@ -229,7 +254,12 @@ impl WaterGpu {
                     view_formats: &[],
                 })
             };
-            let scene = SceneCopy { size, format: color.format(), color: make("scene colour copy", color.format()), depth: make("scene depth copy", DEPTH_FORMAT) };
+            let scene = SceneCopy {
+                size,
+                format: color.format(),
+                color: make("scene colour copy", color.format()),
+                depth: make("scene depth copy", DEPTH_FORMAT),
+            };
             let color_view = scene.color.create_view(&Default::default());
             let depth_view = scene.depth.create_view(&Default::default());
             self.group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -187,7 +187,14 @@ impl Layer for WaterLayer {
         self.gpu.is_some() && draws_in(mode) && !self.tiles.is_empty() && (!items.is_empty() || self.under || mode == ViewMode::Caustics)
     }
 
-    fn copy_scene(&mut self, device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder, color: &wgpu::Texture, color_copyable: bool, depth: &wgpu::Texture) {
+    fn copy_scene(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        color: &wgpu::Texture,
+        color_copyable: bool,
+        depth: &wgpu::Texture,
+    ) {
         let Some(g) = &mut self.gpu else { return };
         g.copy_scene(device, encoder, color, color_copyable, depth);
         self.color_copied = color_copyable;
