@@ -261,7 +261,7 @@ mod tests {
         let [dx, dy] = shift_per_depth(s, 1.333);
         assert!(dx < 0.0 && dy == 0.0);
         assert!(dx.abs() < 0.6 / 0.8, "{dx}: refraction bends the ray toward the vertical");
-        let sin_t = 0.6 / 1.333;
+        let sin_t: f32 = 0.6 / 1.333;
         assert!((dx.abs() - sin_t / (1.0 - sin_t * sin_t).sqrt()).abs() < 1e-5);
     }
 
