@@ -142,7 +142,7 @@ pub fn tile_water(synth: &Synth, level: f32, lvl: u32, tx: u32, ty: u32, waves_h
             shore.push(ring as u8);
         }
     }
-    depth.iter().any(|&d| d > 0).then(|| WaterTile {
+    depth.iter().any(|&d| d > 0).then_some(WaterTile {
         waves_hash,
         level,
         absorption: ABSORPTION,

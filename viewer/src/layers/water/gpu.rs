@@ -32,14 +32,13 @@ pub enum Kind {
     FogScatter,
 }
 
+/// A `r`² × `layers` array of `format` (`texel_bytes` each) holding `data`, layer after layer.
 fn array_texture(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     label: &str,
-    format: wgpu::TextureFormat,
-    r: u32,
-    layers: u32,
-    texel_bytes: u32,
+    (format, texel_bytes): (wgpu::TextureFormat, u32),
+    (r, layers): (u32, u32),
     data: &[u8],
 ) -> wgpu::TextureView {
     let tex = device.create_texture(&wgpu::TextureDescriptor {
@@ -100,9 +99,10 @@ impl WaterGpu {
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, layouts: &Layouts, color: wgpu::TextureFormat, assets: &WaveAssets) -> Self {
         let w = &assets.waves;
         let (r, f, d) = (w.resolution, w.frames, w.depths.len() as u32);
-        let surface = array_texture(device, queue, "water surface", wgpu::TextureFormat::Rgba16Float, r, f, 8, bytemuck::cast_slice(&w.surface));
-        let normals = array_texture(device, queue, "water normals", wgpu::TextureFormat::Rg16Float, r, f, 4, bytemuck::cast_slice(&w.normals));
-        let caustics = array_texture(device, queue, "water caustics", wgpu::TextureFormat::R16Float, r, f * d, 2, bytemuck::cast_slice(&w.caustics));
+        let surface = array_texture(device, queue, "water surface", (wgpu::TextureFormat::Rgba16Float, 8), (r, f), bytemuck::cast_slice(&w.surface));
+        let normals = array_texture(device, queue, "water normals", (wgpu::TextureFormat::Rg16Float, 4), (r, f), bytemuck::cast_slice(&w.normals));
+        let caustics =
+            array_texture(device, queue, "water caustics", (wgpu::TextureFormat::R16Float, 2), (r, f * d), bytemuck::cast_slice(&w.caustics));
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("water maps"),
             address_mode_u: wgpu::AddressMode::Repeat,
