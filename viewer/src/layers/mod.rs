@@ -206,7 +206,7 @@ pub struct Counts {
 
 impl Counts {
     /// Most entries a frame holds over all layers; more are dropped.
-    pub const CAPACITY: usize = 12;
+    pub const CAPACITY: usize = 16;
 
     /// Adds `value` to `name`'s count (a new entry if it has none).
     pub fn add(&mut self, name: &'static str, value: u64) {
