@@ -43,6 +43,11 @@ const GRASS_SAMPLE_BYTES: f64 = 48.0;
 const GRASS_BLADE_BYTES: f64 = 500.0;
 /// Core-seconds per grass ground-map sample (ground, AO at every fourth, keep and light).
 const GRASS_SAMPLE_SECONDS: f64 = 1e-6;
+/// Core-seconds per wave texel and frame (the spectrum's FFTs, normals and every caustic plane;
+/// the goal of issue #19 is 64 frames of 256² with 4 planes in 3 s on 2 cores).
+const WAVE_TEXEL_SECONDS: f64 = 2e-6;
+/// Memory per column of the water's depth and shore grids (every level: 4/3 of level 0, f32 + u8).
+const WATER_COLUMN_BYTES: f64 = 8.0;
 /// Safety factor over the fitted model, so that it stays an upper bound.
 const MARGIN: f64 = 1.15;
 /// Core-seconds per light path, per triangle and per sample, measured on the shipped worlds.
@@ -88,11 +93,14 @@ impl Estimate {
         // Grass is baked after light transport, whose BVH and deposits are most of the per-triangle
         // bytes: the peak is the larger of the two phases (measured: grass left both shipped
         // worlds' peaks unchanged).
-        let phases = (TRIANGLE_BYTES * triangles).max(grass_bytes);
-        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + phases + tree_bytes;
+        // The wave frames are baked after the grass, from nothing the earlier phases hold: a phase
+        // of its own. The flood fill's mask and grids live from the first water tile to the end.
+        let (water_bytes, wave_bytes, water_seconds) = water(spec);
+        let phases = (TRIANGLE_BYTES * triangles).max(grass_bytes).max(wave_bytes);
+        let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + SAMPLE_BYTES * samples + phases + tree_bytes + water_bytes;
         let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
         let light_paths = f64::from(spec.lighting.paths_per_area) * area;
-        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds + grass_seconds;
+        let core_seconds = light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + tree_seconds + grass_seconds + water_seconds;
         Estimate {
             peak_bytes: (bytes * MARGIN) as u64,
             samples: samples as u64,
@@ -152,6 +160,22 @@ fn grass(spec: &WorldSpec) -> (f64, f64) {
     let side = g.patch_side(tile);
     let blades = f64::from(g.patches) * g.patch_density() * side * side;
     (map * GRASS_SAMPLE_BYTES + blades * GRASS_BLADE_BYTES, map * GRASS_SAMPLE_SECONDS)
+}
+
+/// Memory of a world's water: the flood fill's mask (one byte per sample up to the level) and the
+/// column grids of every level; the wave bake's peak (the frames as f32 with every caustic plane,
+/// then the binary16 section and its pack); and the wave bake's core-seconds.
+fn water(spec: &WorldSpec) -> (f64, f64, f64) {
+    let Some(w) = spec.water.as_ref() else { return (0.0, 0.0, 0.0) };
+    let [nx, ny, nz] = spec.volume.size.map(f64::from);
+    let layers = (w.level / spec.volume.voxel_size + 1.0).clamp(0.0, nz);
+    let mask = nx * ny * layers + (nx + 1.0) * (ny + 1.0) * WATER_COLUMN_BYTES * 4.0 / 3.0;
+    let frames = w.wave_bytes() as f64;
+    let r = f64::from(w.waves.resolution);
+    let texel_frames = f64::from(w.waves.frames) * r * r;
+    // binary16: surface 8, normal 4 and 2 per caustic plane, as the section and again as the pack.
+    let section = frames / 2.0;
+    (mask, frames + 2.0 * section, texel_frames * WAVE_TEXEL_SECONDS)
 }
 
 /// A memory budget and where it came from.
@@ -264,6 +288,23 @@ mod tests {
         let msg = check(Path::new("w.toml"), &e, Some(&budget)).unwrap_err().to_string();
         assert!(msg.starts_with("w.toml: the bake needs more memory than --memory-budget allows: estimated peak"), "{msg}");
         assert!(msg.contains("> 16384 MiB; reduce volume.size"), "{msg}");
+    }
+
+    #[test]
+    fn the_wave_frames_count_toward_the_peak() {
+        let mut spec = world("worlds/tiny.toml").spec;
+        let dry = Estimate::of(&spec, 2);
+        spec.water = Some(toml::from_str("level = 1.0").unwrap());
+        let wet = Estimate::of(&spec, 2);
+        // The default loop (64 × 256² texels × 44 bytes as f32, then half that twice) outweighs tiny's triangles.
+        let frames = 64.0 * 256.0 * 256.0 * 44.0 * 2.0;
+        assert!(wet.peak_bytes as f64 >= dry.peak_bytes as f64 + frames * 0.9, "{} vs {}", wet.describe(), dry.describe());
+        assert!(wet.seconds > dry.seconds);
+        let w = spec.water.as_mut().unwrap();
+        w.waves.frames = 256;
+        w.waves.resolution = 256;
+        let more = Estimate::of(&spec, 2);
+        assert!(more.peak_bytes > wet.peak_bytes + (3.0 * frames) as u64 / 2);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Each module and the modules of this crate it may name (`crate::X`).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("cli", &["budget", "density", "diff", "peak_memory", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid", "grass"]),
-    ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter", "grass"]),
+    ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter", "grass", "water"]),
     ("diff", &[]),
     ("budget", &["world"]),
     ("world", &["ao", "lighting", "trees"]),
@@ -25,6 +25,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("impostor", &["rays", "rng"]),
     ("trees", &["rng", "rays", "impostor"]),
     ("grass", &["rng"]),
+    ("water", &["rng", "optics", "density", "grid"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {

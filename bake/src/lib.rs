@@ -19,6 +19,7 @@ pub mod rays;
 pub mod rng;
 pub mod scatter;
 pub mod trees;
+pub mod water;
 pub mod world;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.

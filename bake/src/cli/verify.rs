@@ -7,12 +7,15 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
-use kiln_formats::sections::{GrassPatches, Manifest, PackInfo, PackKind, SharedPacks, TreePrototypes};
+use kiln_formats::sections::{GrassPatches, Manifest, PackInfo, PackKind, SharedPacks, TreePrototypes, WaterWaves};
 use kiln_formats::{find_packs, Pack, TileContents};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::export_grass::GRASS_PRODUCT;
 use super::CliError;
+
+/// The product name of the shared water pack in the manifest's `SHRD` (`shared/water-waves.kpack`).
+pub const WATER_PRODUCT: &str = "water-waves";
 
 /// What the manifest checks need to know about one pack that opened.
 struct PackFacts {
@@ -31,6 +34,10 @@ struct PackFacts {
     grass: Option<(u64, Option<u16>)>,
     /// A sound shared grass pack's patch count.
     grass_patches: Option<usize>,
+    /// A sound tile's water: the shared water pack hash it names.
+    water: Option<u64>,
+    /// Whether a sound shared pack holds wave frames (`WAVE`).
+    water_waves: bool,
 }
 
 /// Checks everything under `path`; returns one line per problem (empty when all holds) and the
@@ -94,6 +101,8 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
         prototypes: None,
         grass: None,
         grass_patches: None,
+        water: None,
+        water_waves: false,
     };
     match pack.get::<PackInfo>() {
         Ok(None) => out.push(at("no PINF pack-info section".into())),
@@ -109,6 +118,7 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
                 facts.mesh_bounds = t.mesh.as_ref().and_then(|m| m.bounds());
                 facts.trees = t.trees.as_ref().map(|t| (t.prototypes_hash, t.instances.iter().map(|i| i.prototype).max()));
                 facts.grass = t.grass.as_ref().map(|g| (g.patches_hash, g.instances.iter().map(|i| i.patch).max()));
+                facts.water = t.water.as_ref().map(|w| w.waves_hash);
             }
             Err(e) => out.push(at(e.to_string())),
         }
@@ -118,6 +128,7 @@ fn check_pack(file: &Path, pack: &Pack) -> (PackFacts, Vec<String>) {
         // `Pack::verify` decoded every section; the count is what tiles index.
         facts.prototypes = pack.get::<TreePrototypes>().ok().flatten().map(|p| p.prototypes.len());
         facts.grass_patches = pack.get::<GrassPatches>().ok().flatten().map(|p| p.patches.len());
+        facts.water_waves = matches!(pack.get::<WaterWaves>(), Ok(Some(_)));
     }
     (facts, out)
 }
@@ -161,6 +172,7 @@ fn check_shared(dir: &Path, manifest_path: &Path, world: &str, facts: &BTreeMap<
         prototypes_by_hash.insert(entry.content_hash, f.prototypes);
     }
     check_grass(&shared, facts, dir, out);
+    check_water(&shared, facts, dir, out);
     for (path, f) in facts {
         let Some((hash, max)) = f.trees else { continue };
         match prototypes_by_hash.get(&hash) {
@@ -173,6 +185,27 @@ fn check_shared(dir: &Path, manifest_path: &Path, world: &str, facts: &BTreeMap<
         }
     }
     listed
+}
+
+/// Water against the manifest's `"water-waves"` shared pack: it holds `WAVE`, every tile's `WTIL`
+/// names exactly that pack's hash, and a bake without one has no `WTIL` at all.
+fn check_water(shared: &SharedPacks, facts: &BTreeMap<PathBuf, PackFacts>, dir: &Path, out: &mut Vec<String>) {
+    let entry = shared.get(WATER_PRODUCT);
+    if let Some(e) = entry {
+        if facts.get(&dir.join(&e.path)).is_some_and(|f| !f.water_waves && f.info.is_some()) {
+            out.push(format!("{}: the manifest's water pack has no WAVE (wave frames) section", dir.join(&e.path).display()));
+        }
+    }
+    for (path, f) in facts {
+        let Some(hash) = f.water else { continue };
+        match entry {
+            None => out.push(format!("{}: has water (WTIL) but the manifest lists no \"{WATER_PRODUCT}\" shared pack", path.display())),
+            Some(e) if hash != e.content_hash => {
+                out.push(format!("{}: its water references waves pack {hash:016x}, the manifest's is {:016x}", path.display(), e.content_hash))
+            }
+            Some(_) => {}
+        }
+    }
 }
 
 /// Grass against the manifest's `"grass"` shared pack: it holds `GPAT`, every tile's `GRSS` names

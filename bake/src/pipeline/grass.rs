@@ -217,7 +217,8 @@ impl WorldProduct for GrassGroundProduct {
                 "keep",
                 settings_hash(&(spec.max_slope.to_bits(), spec.height_band.map(f64::to_bits), spec.height.map(f64::to_bits), spec.ao_prune)),
             )
-            .with("density image", settings_hash(&image)))
+            .with("density image", settings_hash(&image))
+            .with_some("water level", super::water::water_level(world).map(|l| settings_hash(&l.to_bits()))))
     }
     fn world_needs(&self) -> &'static [&'static str] {
         &["volume"]
@@ -253,6 +254,7 @@ impl WorldProduct for GrassGroundProduct {
             spec,
             ao: &world.spec.ao,
             image: image.as_ref(),
+            water_level: super::water::water_level(world),
         })
         .map_err(&err)?;
         Ok((Box::new(map), detail))

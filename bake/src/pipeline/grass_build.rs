@@ -19,7 +19,8 @@
 //!   - AO pruning (`ao_prune`): `clamp(5·(AO − 0.8), 0, 1)` as the reference engine, with AO from
 //!     `ao::ambient_occlusion` over the occupancy field with the world's `[ao]` settings, computed at
 //!     the samples on the voxel lattice (every other sample) and interpolated between them;
-//!   - `height_band` and `density_image` (mapped like the trees').
+//!   - `height_band` and `density_image` (mapped like the trees');
+//!   - water: 0 on ground below the water level (ground open to the sky there is flooded).
 //! - light: the baked irradiance volume's ambient part (sky, bounces and static lights; the sun is
 //!   the renderer's) at half a voxel above the ground for the ground's normal, as tree lighting reads it.
 //! - vigour: `AO · n_z` (1 on open flat ground), which picks an instance's height scale.
@@ -114,6 +115,8 @@ pub struct GroundInputs<'a> {
     pub spec: &'a GrassSpec,
     pub ao: &'a AoSettings,
     pub image: Option<&'a DensityImage>,
+    /// The water level, if the world has water: no grass on ground below it (it is flooded).
+    pub water_level: Option<f32>,
 }
 
 /// The world-wide ground map (see the module docs): `n[0] × n[1]` samples every `spacing`, X fastest.
@@ -230,7 +233,7 @@ pub fn ground_map(inp: &GroundInputs) -> Result<(GroundMap, String), GrassBakeEr
         if spec.ao_prune {
             keep *= ao_keep(ao);
         }
-        if z < band[0] || z > band[1] {
+        if z < band[0] || z > band[1] || inp.water_level.is_some_and(|level| z < level) {
             keep = 0.0;
         }
         if let Some(img) = inp.image {

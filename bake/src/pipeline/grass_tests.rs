@@ -31,7 +31,7 @@ fn light(rgb: [f32; 3]) -> IrradianceVolume {
 fn map(v: &Volume, spec: &GrassSpec) -> GroundMap {
     let l = light([0.5, 0.6, 0.7]);
     let inputs =
-        GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &AoSettings { radius_voxels: 16.0, ..AoSettings::default() }, image: None };
+        GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &AoSettings { radius_voxels: 16.0, ..AoSettings::default() }, image: None, water_level: None };
     ground_map(&inputs).unwrap().0
 }
 

@@ -22,6 +22,7 @@ mod terrain;
 mod tile;
 mod trees;
 mod volume;
+mod water;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -6,6 +6,7 @@ use super::product::{TileProduct, WorldProduct};
 use super::terrain::TerrainProduct;
 use super::trees::{TreeLightingProduct, TreePlacementProduct, TreePrototypesProduct, TreesProduct};
 use super::volume::{DensityProduct, TileInputsProduct};
+use super::water::{WaterBodyProduct, WaterProduct, WaterWavesProduct};
 use super::BakeError;
 
 /// One registered product.
@@ -27,6 +28,7 @@ impl Registry {
         Registry::default()
             .world(DensityProduct)
             .world(TileInputsProduct)
+            .world(WaterBodyProduct)
             .tile(TerrainProduct::default())
             .world(TreePrototypesProduct)
             .world(TreePlacementProduct)
@@ -37,6 +39,8 @@ impl Registry {
             .world(GrassPatchesProduct)
             .world(GrassGroundProduct)
             .tile(GrassProduct)
+            .world(WaterWavesProduct)
+            .tile(WaterProduct)
     }
 
     /// Appends a world product.

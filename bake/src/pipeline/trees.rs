@@ -208,11 +208,20 @@ fn rule(world: &World, index: usize, s: &SpeciesSpec) -> ScatterRule {
         min_spacing: s.min_spacing as f32,
         density: s.density as f32,
         max_slope_deg: s.max_slope as f32,
-        height_band: s.height_band.map(|v| v as f32),
+        height_band: dry_band(world, s.height_band.map(|v| v as f32)),
         density_image: image,
         scale: s.scale.map(|v| v as f32),
         tint_variation: s.tint_variation as f32,
         support_radius: build::trunk_radius(s),
+    }
+}
+
+/// `band` raised to start at the water level, if the world has water: trees do not grow in water
+/// (ground open to the sky below the level is flooded, `pipeline::water::water_level`).
+fn dry_band(world: &World, band: [f32; 2]) -> [f32; 2] {
+    match super::water::water_level(world) {
+        Some(level) => [band[0].max(level), band[1].max(level)],
+        None => band,
     }
 }
 
@@ -232,6 +241,7 @@ impl WorldProduct for TreePlacementProduct {
             key = key.with("density", keys.world_key("volume")?.key().0);
             let images: Vec<Option<u64>> = world.tree_density.iter().map(|i| i.as_ref().map(|i| xxhash_rust::xxh3::xxh3_64(&i.png))).collect();
             key = key.with("density images", settings_hash(&images));
+            key = key.with_some("water level", super::water::water_level(world).map(|l| settings_hash(&l.to_bits())));
         }
         Ok(key)
     }

@@ -48,6 +48,9 @@ pub struct WorldSpec {
     /// `[grass]`: blades, patches, levels and where grass grows; absent = no grass (see `worlds/README.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grass: Option<super::grass::GrassSpec>,
+    /// `[water]`: the water level, absorption, waves and caustics; absent = no water (see `worlds/README.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub water: Option<super::water::WaterSpec>,
 }
 
 /// `[volume]`: the sample grid.

@@ -113,6 +113,9 @@ impl WorldSpec {
         if let Some(grass) = &self.grass {
             grass.validate(f64::from(self.volume.tile_size) * self.volume.voxel_size)?;
         }
+        if let Some(water) = &self.water {
+            water.validate(f64::from(self.volume.size[2].saturating_sub(1)) * self.volume.voxel_size)?;
+        }
         Ok(())
     }
 
