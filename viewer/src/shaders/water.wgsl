@@ -23,6 +23,7 @@ struct Water {
     waves: vec4<f32>,            // x 1/patch size, y frame position in [0, F), z frames F, w caustic planes D
     caustic: vec4<f32>,          // xy caustic map shift per unit depth (baked sun → this sun), z flat transmittance, w 1 when the scene colour was copied
     depths: array<vec4<f32>, 2>, // the caustic planes' depths below the surface
+    scale: vec4<f32>,            // x shore foam band, y depth over which the waves calm, z the mask's depth scale (world units)
 }
 
 @group(1) @binding(0) var<uniform> tile: Tile;
@@ -215,8 +216,8 @@ struct WaterVary {
 fn vs_water(v: VertexIn) -> WaterVary {
     let uv = v.position.xy * water.waves.x;
     let s = surface_at(uv);
-    // The waves calm over the last unit of depth, so the surface meets the shore at its level.
-    let calm = clamp(v.depth_shore.x, 0.0, 1.0);
+    // The waves calm over the last stretch of depth, so the surface meets the shore at its level.
+    let calm = clamp(v.depth_shore.x / water.scale.y, 0.0, 1.0);
     var o: WaterVary;
     o.world = v.position + s.xyz * calm;
     o.clip = frame.view_proj * vec4<f32>(o.world, 1.0);
@@ -227,9 +228,9 @@ fn vs_water(v: VertexIn) -> WaterVary {
 }
 
 fn mask_color(depth: f32, shore: f32) -> vec3<f32> {
-    let deep = 1.0 - exp(-depth * 0.25);
+    let deep = 1.0 - exp(-depth / water.scale.z);
     var c = mix(vec3<f32>(0.45, 0.85, 1.0), vec3<f32>(0.02, 0.06, 0.45), deep);
-    if (shore < 1.5) {
+    if (shore < water.scale.x) {
         c = mix(c, vec3<f32>(1.0, 0.85, 0.1), 0.8);
     }
     return c;
@@ -248,7 +249,7 @@ fn fs_water(v: WaterVary) -> SceneOut {
     let view = normalize(cam - v.world);
     let under = camera_under();
     // Near the shore the normals calm with the displacement.
-    let calm = clamp(v.depth_shore.x, 0.0, 1.0);
+    let calm = clamp(v.depth_shore.x / water.scale.y, 0.0, 1.0);
     var n = normalize(mix(vec3<f32>(0.0, 0.0, 1.0), normal_at(v.uv), calm));
     if (under) {
         n = -n;
@@ -303,8 +304,8 @@ fn fs_water(v: WaterVary) -> SceneOut {
     var c = mix(refracted, reflected, fresnel);
 
     // Foam: along the shore and where the surface folds (Jacobian below ~0.4), broken up by noise.
-    let noise = textureSampleLevel(noise_tex, noise_sampler, v.world.xy * 0.02, 0.0).r;
-    let foam = max(1.0 - smoothstep(0.2, 1.5, v.depth_shore.y), 1.0 - smoothstep(0.1, 0.5, v.jacobian)) * smoothstep(0.35, 0.65, noise + 0.15);
+    let noise = textureSampleLevel(noise_tex, noise_sampler, v.world.xy * (0.3 / water.scale.x), 0.0).r;
+    let foam = max(1.0 - smoothstep(0.15, 1.0, v.depth_shore.y / water.scale.x), 1.0 - smoothstep(0.1, 0.5, v.jacobian)) * smoothstep(0.35, 0.65, noise + 0.15);
     let lit = frame.sun_color.rgb * max(frame.sun_dir.z, 0.0) * sun_visibility(v.world, vec3<f32>(0.0, 0.0, 1.0), 0.001)
         + (frame.sky_zenith.rgb + frame.sky_horizon.rgb) * 0.5 * frame.ground.w;
     c = mix(c, lit * 0.8, foam * 0.85);

@@ -17,7 +17,15 @@ pub struct WaterUniform {
     pub caustic: [f32; 4],
     /// The caustic planes' depths (up to 8).
     pub depths: [[f32; 4]; 2],
+    /// x the shore's foam band, y the depth over which the waves calm toward the shore, z the depth
+    /// scale of the water mask's colours: world units, all from the wave patch's size (so a world
+    /// of 10 m units and one of 1 m units look alike); w unused.
+    pub scale: [f32; 4],
 }
+
+/// Lengths of the shore effects per unit of wave patch ([`WaterUniform::scale`]): foam band, calm
+/// depth and the mask's depth scale, as fractions of the patch side.
+pub const SHORE_SCALE: [f32; 3] = [1.0 / 16.0, 1.0 / 16.0, 1.0 / 8.0];
 
 /// What the layer draws with a pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

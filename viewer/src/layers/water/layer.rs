@@ -11,7 +11,7 @@ use wgpu::util::DeviceExt;
 
 use super::assets::{frame_position, WaveAssets};
 use super::decode::TileWater;
-use super::gpu::{Kind, WaterGpu, WaterUniform};
+use super::gpu::{Kind, WaterGpu, WaterUniform, SHORE_SCALE};
 use crate::layers::{downcast, Bindings, Counts, Decoded, DrawItem, Extent, FrameContext, Layer, LayerInit, Phase};
 use crate::renderer::uniforms::{FrameUniforms, WATER_CAMERA_UNDER, WATER_PRESENT};
 use crate::streaming::TileId;
@@ -178,6 +178,7 @@ impl Layer for WaterLayer {
             waves: [1.0 / w.patch_size, frame_position(ctx.settings.time_s, w.period, w.frames), w.frames as f32, w.depths.len() as f32],
             caustic: [baked_shift[0] - view_shift[0], baked_shift[1] - view_shift[1], w.flat_transmittance, self.color_copied as u32 as f32],
             depths,
+            scale: [SHORE_SCALE[0] * w.patch_size, SHORE_SCALE[1] * w.patch_size, SHORE_SCALE[2] * w.patch_size, 0.0],
         };
         ctx.queue.write_buffer(&g.uniform, 0, bytemuck::bytes_of(&u));
         counts
