@@ -187,10 +187,13 @@ fn caustic_extra(p: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     return CAUSTIC_ALBEDO * sun_under_water(p, n) * (caustic_at(p, h) - frame.water.y);
 }
 
-// The colour of deep water: sky and sun light scattered back by the water, tinted by what it absorbs.
+// The colour of deep water: sky and sun light scattered back by the water. Per colour the share
+// scattered back before it is absorbed goes as 1/σ (scattering alike for every colour), so the
+// tint is the least absorbed colour's σ over each colour's: independent of the world's units.
 fn deep_water() -> vec3<f32> {
     let light = frame.sky_zenith.rgb * 0.6 + frame.sun_color.rgb * max(frame.sun_dir.z, 0.0) * 0.08;
-    return light * 0.3 * exp(-frame.water_absorption.rgb * 6.0);
+    let sigma = max(frame.water_absorption.rgb, vec3<f32>(1e-6));
+    return light * 0.25 * (min(sigma.x, min(sigma.y, sigma.z)) / sigma);
 }
 
 fn camera_under() -> bool {
