@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack d96f23de2f4da8f6
-tiles/L0_0_0.kpack 35d2349bd8a3a87e
-tiles/L0_0_1.kpack 34529d4d1f818ba0
-tiles/L0_0_2.kpack 1ddf66fbd56c3924
-tiles/L0_0_3.kpack ba559bc72a9cc185
-tiles/L0_1_0.kpack b4430cd6e6d91fd6
-tiles/L0_1_1.kpack 252b305a008fe824
-tiles/L0_1_2.kpack a846f7b7c777705f
-tiles/L0_1_3.kpack 15cbae56fc9b19e3
-tiles/L0_2_0.kpack d91f5ca0d0fdfac2
-tiles/L0_2_1.kpack 888cc1ac8e1292b0
-tiles/L0_2_2.kpack a6c39a9a9c671811
-tiles/L0_2_3.kpack 757d7759e9babe2a
-tiles/L0_3_0.kpack 0fc999bf293d442f
-tiles/L0_3_1.kpack 019b43f0bed27f10
-tiles/L0_3_2.kpack a4108055350c390a
-tiles/L0_3_3.kpack 8be1adc21f3e1ae1
-tiles/L1_0_0.kpack 6b749cce64a31f00
-tiles/L1_0_1.kpack 0d466b7a0ce7f47f
-tiles/L1_1_0.kpack 7b0f747e97d70363
-tiles/L1_1_1.kpack 2475d9fcb4e88a41
-tiles/L2_0_0.kpack 48f9ea1fc8bd48f7
+manifest.kpack c976b1cb8c4461e2
+tiles/L0_0_0.kpack 808fccfade521a4d
+tiles/L0_0_1.kpack b796bc1a8998d037
+tiles/L0_0_2.kpack 5b591b65a22a3c61
+tiles/L0_0_3.kpack 9d646502e6e5dcd0
+tiles/L0_1_0.kpack b48b013390a0728b
+tiles/L0_1_1.kpack 9c524f87733dae95
+tiles/L0_1_2.kpack 0fe1652a3fa9e959
+tiles/L0_1_3.kpack 803ec13f3f9a6b8e
+tiles/L0_2_0.kpack 4b369f0490c908a5
+tiles/L0_2_1.kpack 80a1f43e3dc1023e
+tiles/L0_2_2.kpack 27e9779acc4c05c6
+tiles/L0_2_3.kpack 61c7ce872f8e9051
+tiles/L0_3_0.kpack 16ba5e7ba5f05fdd
+tiles/L0_3_1.kpack d052e9ecf49053ab
+tiles/L0_3_2.kpack 3666e28fc4f07e52
+tiles/L0_3_3.kpack c747a51c4584955b
+tiles/L1_0_0.kpack d8134170efd5b064
+tiles/L1_0_1.kpack 2c7828c45195c6c0
+tiles/L1_1_0.kpack 311a6ad3a1df0557
+tiles/L1_1_1.kpack 1e52c3447c294b13
+tiles/L2_0_0.kpack 6a2782feafe0b4e6
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

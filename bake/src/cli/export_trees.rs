@@ -206,7 +206,7 @@ impl Glb {
 }
 
 /// PNG bytes of `data` (rows top to bottom) in `color` at `depth` (16-bit samples big-endian).
-fn png(width: u32, height: u32, color: png::ColorType, depth: png::BitDepth, data: &[u8]) -> Result<Vec<u8>, CliError> {
+pub(super) fn png(width: u32, height: u32, color: png::ColorType, depth: png::BitDepth, data: &[u8]) -> Result<Vec<u8>, CliError> {
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, width, height);
     enc.set_color(color);

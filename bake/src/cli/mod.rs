@@ -3,6 +3,7 @@
 pub mod export;
 pub mod export_grass;
 pub mod export_trees;
+pub mod export_water;
 pub mod inspect;
 mod progress;
 pub mod verify;
@@ -150,8 +151,9 @@ enum Command {
         json: bool,
     },
     /// Export a tile's mesh (glb or ply) or its density samples (raw f32 + JSON header), a tree
-    /// prototype (glb with its textures), a tree impostor atlas (PNG maps + JSON header) or a grass
-    /// patch's level (ply or glb).
+    /// prototype (glb with its textures), a tree impostor atlas (PNG maps + JSON header), a grass
+    /// patch's level (ply or glb), a water frame's maps (PNG + JSON header) or the water loop
+    /// (animated PNG).
     Export {
         /// A bake's output directory, e.g. out/ice_caves (with --prototype, --impostor or
         /// --grass-patch, also the shared pack itself, e.g. out/ice_caves/shared/tree-prototypes.kpack).
@@ -160,8 +162,8 @@ enum Command {
         #[arg(
             long,
             value_parser = parse_pair,
-            required_unless_present_any = ["prototype", "impostor", "grass_patch"],
-            conflicts_with_all = ["prototype", "impostor", "grass_patch"]
+            required_unless_present_any = ["prototype", "impostor", "grass_patch", "water_frame", "water_preview"],
+            conflicts_with_all = ["prototype", "impostor", "grass_patch", "water_frame", "water_preview"]
         )]
         tile: Option<(u32, u32)>,
         /// LOD level (0 = finest): the tile's, or with --grass-patch the patch's.
@@ -191,7 +193,20 @@ enum Command {
         /// normal (RGB), AO (grey) and depth (16-bit grey) PNGs and a JSON header.
         #[arg(long, value_name = "N")]
         impostor: Option<u32>,
-        /// Output file (with --density, a FILE.json header is written beside it; with --impostor, a directory).
+        /// Export frame F of the bake's water loop into the directory --out: the normal map (RGB8), the
+        /// height (16-bit grey), the caustics of every receiving plane (16-bit grey) and a JSON header
+        /// with their scales.
+        #[arg(long, value_name = "F", conflicts_with_all = ["prototype", "impostor", "grass_patch", "density", "water_preview"])]
+        water_frame: Option<u32>,
+        /// Export the bake's whole water loop to --out as an animated PNG (looping, at the bake's
+        /// speed): the caustics of plane --plane beside the sunlit surface.
+        #[arg(long, conflicts_with_all = ["prototype", "impostor", "grass_patch", "density"])]
+        water_preview: bool,
+        /// With --water-preview: the caustic receiving plane shown (0 = the shallowest).
+        #[arg(long, default_value_t = 0, requires = "water_preview")]
+        plane: u32,
+        /// Output file (with --density, a FILE.json header is written beside it; with --impostor or
+        /// --water-frame, a directory).
         #[arg(long)]
         out: PathBuf,
     },
@@ -295,6 +310,8 @@ where
         Command::Export { bake_dir, tile, level, grass_patch: Some(n), format, out, .. } if tile.is_none() => {
             export_grass::export_patch(&bake_dir, n, level, format, &out).map(|()| 0)
         }
+        Command::Export { bake_dir, water_frame: Some(f), out, .. } => export_water::export_frame(&bake_dir, f, &out).map(|()| 0),
+        Command::Export { bake_dir, water_preview: true, plane, out, .. } => export_water::export_preview(&bake_dir, plane, &out).map(|()| 0),
         Command::Export { bake_dir, tile, level, format, skirts, density, prototype, lod, impostor, out, .. } => match (prototype, impostor, tile) {
             (Some(n), _, _) => export_trees::export_prototype(&bake_dir, n, lod, &out).map(|()| 0),
             (None, Some(n), _) => export_trees::export_impostor(&bake_dir, n, &out).map(|()| 0),
@@ -302,7 +319,9 @@ where
             (None, None, Some((x, y))) => {
                 export::load_tile(&bake_dir, level, x, y, skirts).and_then(|m| export::write_mesh(&m, format, &out)).map(|()| 0)
             }
-            (None, None, None) => Err(CliError::Usage("kiln export needs --tile, --prototype, --impostor or --grass-patch".into())),
+            (None, None, None) => {
+                Err(CliError::Usage("kiln export needs --tile, --prototype, --impostor, --grass-patch, --water-frame or --water-preview".into()))
+            }
         },
     };
     match result {

@@ -38,6 +38,21 @@ impl MapStats {
         }
     }
 
+    /// Adds two maps of equal length of any unit, measured in units of `peak` (a zero peak means
+    /// both maps are zero). A NaN difference counts as the largest.
+    pub fn add_f32(&mut self, a: &[f32], b: &[f32], peak: f64) {
+        for (x, y) in a.iter().zip(b) {
+            let d = (f64::from(*x) - f64::from(*y)).abs();
+            self.add(if d == 0.0 {
+                0.0
+            } else if d.is_nan() {
+                f64::INFINITY
+            } else {
+                d / peak
+            });
+        }
+    }
+
     fn add(&mut self, d: f64) {
         self.values += 1;
         self.sum2 += d * d;

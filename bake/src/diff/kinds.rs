@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kiln_formats::sections::{
     EmbeddedFiles, GrassPatches, GrassTile, IrradianceGrid, Manifest, PackInfo, SharedPacks, TerrainMesh, TreeCards, TreeImpostors, TreeInstances,
-    TreeLighting, TreePrototypes, TreeTextures, VertexAo, VertexIrradiance,
+    TreeLighting, TreePrototypes, TreeTextures, VertexAo, VertexIrradiance, WaterTile, WaterWaves,
 };
 use kiln_formats::{FormatError, Section, SectionKind};
 use serde_json::{json, Value};
 
-use super::{grass, images, symmetric_distance, trees, Tolerances};
+use super::{grass, images, symmetric_distance, trees, water, Tolerances};
 
 /// What a comparison of two differing sections of one kind found.
 #[derive(Clone, Debug, Default)]
@@ -64,6 +64,8 @@ pub static DIFFS: &[(SectionKind, DiffFn)] = &[
     (TreeLighting::KIND, trees::lighting),
     (GrassPatches::KIND, grass::patches),
     (GrassTile::KIND, grass::tile),
+    (WaterWaves::KIND, water::waves),
+    (WaterTile::KIND, water::tile),
 ];
 
 /// The comparison of `kind`, or `None` if `kiln diff` cannot judge it.

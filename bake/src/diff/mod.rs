@@ -13,6 +13,7 @@ mod grass;
 pub mod images;
 pub mod kinds;
 mod trees;
+mod water;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -70,8 +71,9 @@ pub struct Tolerances {
     pub field_max: f32,
     /// Largest RMS of per-vertex field differences.
     pub field_rms: f32,
-    /// Largest per-texel absolute difference of one image map (textures, impostor atlases, cards), in
-    /// [0, 1] units of the stored value (colour, normal component, AO, depth).
+    /// Largest per-texel absolute difference of one image map (textures, impostor atlases, cards,
+    /// water maps), in [0, 1] units of the stored value (colour, normal component, AO, depth) or, for
+    /// water's wave maps, in units of the map's peak.
     pub image_max: f32,
     /// Largest RMS of one image map's per-texel differences, in the same units.
     pub image_rms: f32,

@@ -56,14 +56,18 @@ pub mod spec;
 mod surface;
 mod transport;
 mod volume;
+pub mod water;
 
 #[cfg(test)]
 mod occluder_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod water_tests;
 
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
+pub use water::{WaterMedium, WaterMediumError};
 
 use crate::mem;
 use crate::rays::{BuildError, Bvh, Cull, Ray};
@@ -101,6 +105,9 @@ pub enum LightingError {
     /// Query arrays are malformed.
     #[error("invalid irradiance query: {0}")]
     Query(String),
+    /// The water medium failed [`WaterMedium::validate`].
+    #[error("invalid water medium: {0}")]
+    Water(#[from] WaterMediumError),
 }
 
 /// The scene to light: an indexed triangle mesh in world units. Triangles are one-sided: the
@@ -182,6 +189,8 @@ pub struct BakedLighting {
     eps: f32,
     volume: IrradianceVolume,
     stats: BakeStats,
+    /// The water the light crossed, for the sun's and moon's exact light under it.
+    water: Option<WaterMedium>,
 }
 
 /// How light paths continue after a surface hit (see `transport.rs`).
@@ -203,10 +212,24 @@ pub fn bake_lighting(
     spec: &LightingSpec,
     seed: u64,
 ) -> Result<BakedLighting, LightingError> {
-    bake_lighting_with(mesh, bounds, volume, spec, seed, Continuation::WeightWindow)
+    bake_lighting_in_water(mesh, bounds, volume, spec, seed, None)
+}
+
+/// [`bake_lighting`] with light crossing and absorbed in `water` (see `water.rs`); with `None`,
+/// exactly [`bake_lighting`].
+pub fn bake_lighting_in_water(
+    mesh: &SceneMesh,
+    bounds: ([f32; 3], [f32; 3]),
+    volume: &VolumeDesc,
+    spec: &LightingSpec,
+    seed: u64,
+    water: Option<&WaterMedium>,
+) -> Result<BakedLighting, LightingError> {
+    bake_lighting_full(mesh, bounds, volume, spec, seed, Continuation::WeightWindow, water)
 }
 
 /// [`bake_lighting`] with the given way of continuing paths.
+#[cfg(test)]
 pub(crate) fn bake_lighting_with(
     mesh: &SceneMesh,
     bounds: ([f32; 3], [f32; 3]),
@@ -215,7 +238,22 @@ pub(crate) fn bake_lighting_with(
     seed: u64,
     continuation: Continuation,
 ) -> Result<BakedLighting, LightingError> {
+    bake_lighting_full(mesh, bounds, volume, spec, seed, continuation, None)
+}
+
+fn bake_lighting_full(
+    mesh: &SceneMesh,
+    bounds: ([f32; 3], [f32; 3]),
+    volume: &VolumeDesc,
+    spec: &LightingSpec,
+    seed: u64,
+    continuation: Continuation,
+    water: Option<&WaterMedium>,
+) -> Result<BakedLighting, LightingError> {
     spec.validate().map_err(LightingError::Spec)?;
+    if let Some(w) = water {
+        w.validate()?;
+    }
     let tri_count = mesh.indices.len() / 3;
     if let Some(m) = mesh.materials {
         if m.len() != tri_count {
@@ -307,6 +345,7 @@ pub(crate) fn bake_lighting_with(
         record_segments: !acc.is_empty(),
         lit_triangles: lit_triangles as u32,
         occluder_albedo,
+        water,
     };
     // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
     // light goes; the rest follow a weight window built from it. Both shares carry the same
@@ -333,7 +372,7 @@ pub(crate) fn bake_lighting_with(
     .filter_map(|(d, e)| d.map(|d| (Vec3A::from(d), e)))
     .collect();
     let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: tri_count, area: surface.total_area };
-    Ok(BakedLighting { bvh, surface, vertex, grid, lookup_radius, celestial, eps, volume, stats })
+    Ok(BakedLighting { bvh, surface, vertex, grid, lookup_radius, celestial, eps, volume, stats, water: water.cloned() })
 }
 
 impl BakedLighting {
@@ -406,6 +445,13 @@ impl BakedLighting {
     fn query(&self, p: Vec3A, n: Vec3A, celestial: bool) -> Irradiance {
         let mut out = Irradiance::default();
         for (dir, e) in self.celestial.iter().filter(|_| celestial) {
+            if let Some(w) = self.water.as_ref().filter(|w| w.wet_near(p)) {
+                let through = w.sun_under_water(&self.bvh, p, n, *dir, self.eps);
+                for (acc, (e, t)) in out.sun_moon.iter_mut().zip(e.iter().zip(through)) {
+                    *acc += e * t;
+                }
+                continue;
+            }
             let cos = n.dot(*dir);
             if cos <= 0.0 {
                 continue;

@@ -13,6 +13,7 @@ use super::rng::{cosine_hemisphere, Rng};
 use super::sources::{Class, Emission, Source};
 use super::surface::{Deposit, Surface};
 use super::volume::{Segment, VolumeAccumulator};
+use super::water::WaterMedium;
 use crate::mem::prefetch;
 use crate::rays::{Bvh, Hit, Ray};
 use glam::Vec3A;
@@ -40,6 +41,8 @@ pub(crate) struct Scene<'a> {
     pub(crate) lit_triangles: u32,
     /// Albedo of each occluder triangle.
     pub(crate) occluder_albedo: &'a [[f32; 3]],
+    /// Water that light crosses and is absorbed in (see `water.rs`), or `None`.
+    pub(crate) water: Option<&'a WaterMedium>,
 }
 
 impl Scene<'_> {
@@ -156,7 +159,8 @@ pub(crate) fn trace_all(
                     let k = key as u32 as usize;
                     let (rng, e) = &starts[k];
                     let s = source_of(batch_start + k as u64);
-                    Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32)
+                    let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
+                    Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
                 });
                 trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
                 rec
@@ -219,18 +223,22 @@ struct Photon {
     source: u32,
     /// Luminance of a freshly emitted photon's power (the weight window's unit).
     fresh_lum: f32,
+    /// Whether it travels in water (see `water.rs`).
+    in_water: bool,
 }
 
 impl Photon {
     /// The first photon of a path of `src` (index `source`) with emission `e`, each photon of
-    /// the source carrying `scale` of its power; `None` when it carries nothing.
-    fn first(src: &Source, source: u32, rng: Rng, e: &Emission, scale: f32) -> Option<Photon> {
+    /// the source carrying `scale` of its power, starting in water when `in_water`; `None` when
+    /// it carries nothing, or when distant light would start in the water (it enters the water
+    /// only through its surface).
+    fn first(src: &Source, source: u32, rng: Rng, e: &Emission, scale: f32, in_water: bool) -> Option<Photon> {
         let fresh = src.power.map(|p| p * scale);
         let power = fresh.map(|p| p * e.weight);
-        if power.iter().all(|&p| p <= 0.0) {
+        if power.iter().all(|&p| p <= 0.0) || (in_water && src.class != Class::Light) {
             return None;
         }
-        Some(Photon { origin: e.origin, dir: e.dir, power, bounce: 0, rng, source, fresh_lum: luminance(fresh) })
+        Some(Photon { origin: e.origin, dir: e.dir, power, bounce: 0, rng, source, fresh_lum: luminance(fresh), in_water })
     }
 }
 
@@ -244,7 +252,9 @@ fn trace_waves(scene: &Scene, importance: Option<&Importance>, sources: &[Source
     let mut hits = Vec::new();
     while !wave.is_empty() {
         rays.clear();
-        rays.extend(wave.iter().map(|p| Ray { origin: p.origin, dir: p.dir, tmin: 0.0, tmax: f32::INFINITY }));
+        // A flight that meets the water surface ends there (`land` goes on from it).
+        let tmax = |p: &Photon| scene.water.and_then(|w| w.surface_hit(p.origin, p.dir, p.in_water)).unwrap_or(f32::INFINITY);
+        rays.extend(wave.iter().map(|p| Ray { origin: p.origin, dir: p.dir, tmin: 0.0, tmax: tmax(p) }));
         hits.clear();
         hits.resize(wave.len(), None);
         // The hit's welded corners are a cache miss in a 40 MB table: start it at the first
@@ -271,10 +281,33 @@ fn land(
     next: &mut Vec<Photon>,
     rec: &mut Records,
 ) {
-    let Photon { origin, dir, mut power, bounce, mut rng, source, fresh_lum } = photon;
+    let Photon { origin, dir, mut power, bounce, mut rng, source, fresh_lum, in_water } = photon;
     let direct = bounce == 0 && src.class != Class::Sky;
-    if scene.record_segments {
-        rec.segments.push(Segment { origin, dir, t_end: hit.map_or(f32::INFINITY, |(h, _)| h.t), power, class: direct as u8 });
+    let t_hit = hit.map_or(f32::INFINITY, |(h, _)| h.t);
+    match scene.water {
+        None if scene.record_segments => rec.segments.push(Segment { origin, dir, t_end: t_hit, power, class: direct as u8 }),
+        None => {}
+        Some(w) => {
+            // The ray was cut at the surface (see `trace_waves`): no hit means the surface.
+            let surface = w.surface_hit(origin, dir, in_water).filter(|_| hit.is_none());
+            let t_end = surface.unwrap_or(t_hit);
+            if in_water {
+                power = w.absorb(origin, dir, t_end, power, direct as u8, scene.record_segments.then_some(&mut rec.segments));
+            } else if scene.record_segments {
+                rec.segments.push(Segment { origin, dir, t_end, power, class: direct as u8 });
+            }
+            if let Some(t) = surface {
+                // Refracted, the photon is the same light; reflected, it was scattered (a bounce).
+                let at = origin + dir * t;
+                let (dir, in_water, reflected) = w.cross(dir, in_water, rng.next_f32());
+                if reflected && bounce == scene.bounces {
+                    return;
+                }
+                let bounce = bounce + reflected as u32;
+                next.push(Photon { origin: at, dir, power, bounce, rng, source, fresh_lum, in_water });
+                return;
+            }
+        }
     }
     let Some((h, slot)) = hit else { return };
     let tri = h.tri as usize;
@@ -356,8 +389,8 @@ fn land(
     for child in 1..children {
         let mut rng = rng.fork(child as u64);
         let dir = cosine_hemisphere(normal, rng.next_f32(), rng.next_f32());
-        next.push(Photon { origin, dir, power, bounce, rng, source, fresh_lum });
+        next.push(Photon { origin, dir, power, bounce, rng, source, fresh_lum, in_water });
     }
     let dir = cosine_hemisphere(normal, rng.next_f32(), rng.next_f32());
-    next.push(Photon { origin, dir, power, bounce, rng, source, fresh_lum });
+    next.push(Photon { origin, dir, power, bounce, rng, source, fresh_lum, in_water });
 }

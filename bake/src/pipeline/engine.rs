@@ -29,6 +29,7 @@ use super::stage_cache::{StageCache, StageInputs};
 use super::tile::{BakedTile, TileSummary};
 use super::BakeError;
 use super::{writer_version, StageTiming, PACK_VERSION};
+use crate::lighting::WaterMedium;
 use crate::world::World;
 
 /// What every product shares about the world being baked.
@@ -395,6 +396,37 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(all)
+    }
+
+    /// The light-medium keys of every world product that puts light transport in a medium, in
+    /// registry order (see [`WorldProduct::light_medium_key`]).
+    pub fn light_medium_keys(&self) -> Result<Vec<u128>, BakeError> {
+        let mut keys = Vec::new();
+        for e in self.registry.entries() {
+            if let Entry::World(p) = e {
+                keys.extend(p.light_medium_key(self)?);
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The medium light transport runs in, if a product gives one; two products giving one is
+    /// a broken contract between them.
+    pub fn light_medium(&self) -> Result<Option<WaterMedium>, BakeError> {
+        let mut found: Option<(&'static str, WaterMedium)> = None;
+        for e in self.registry.entries() {
+            let Entry::World(p) = e else { continue };
+            if p.light_medium_key(self)?.is_none() {
+                continue;
+            }
+            if let Some(m) = p.light_medium(self)? {
+                if let Some((other, _)) = &found {
+                    return Err(self.plan.internal(format_args!("both {other} and {} give light transport a medium", p.name())));
+                }
+                found = Some((p.name(), m));
+            }
+        }
+        Ok(found.map(|f| f.1))
     }
 
     /// Every world-wide pack the bake writes, as (product name, pack bytes), in registry order.

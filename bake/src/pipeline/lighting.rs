@@ -17,7 +17,9 @@ use super::stage_cache::StageInputs;
 use super::BakeError;
 
 use super::lod::{TileId, Tiling};
-use crate::lighting::{bake_lighting, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, SceneMesh, VolumeDesc};
+use crate::lighting::{
+    bake_lighting_in_water, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, SceneMesh, VolumeDesc, WaterMedium,
+};
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
 /// cache entries are never used (and re-pin `tests/tests/golden.rs`).
@@ -57,12 +59,20 @@ fn occluders_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
     Ok((!all.is_empty()).then(|| settings_hash(&all)))
 }
 
+/// The hash of the light medium's key (water), `None` without one, so worlds without water keep
+/// the key they had.
+fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
+    let all = keys.light_medium_keys()?;
+    Ok((!all.is_empty()).then(|| settings_hash(&all)))
+}
+
 /// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded), with
-/// `occluders` blocking and reflecting light.
+/// `occluders` blocking and reflecting light, through `water` where there is some.
 pub fn bake_world(
     tiling: &Tiling,
     level0: &[(TileId, &[u8])],
     occluders: &OccluderMesh,
+    water: Option<&WaterMedium>,
     spec: &LightingSpec,
     seed: u64,
 ) -> Result<WorldLighting, LightingStageError> {
@@ -87,7 +97,7 @@ pub fn bake_world(
         clusters: &occluders.clusters,
     });
     let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
-    Ok(WorldLighting { baked: bake_lighting(&mesh, bounds, &desc, spec, seed)?, first_vertex })
+    Ok(WorldLighting { baked: bake_lighting_in_water(&mesh, bounds, &desc, spec, seed, water)?, first_vertex })
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
@@ -159,7 +169,8 @@ impl WorldProduct for TransportProduct {
             .with("lighting settings", settings_hash(&spec.lighting))
             .with("seed", settings_hash(&spec.seed))
             .with("volume", settings_hash(&format!("{:?}", volume_desc(&plan.tiling))))
-            .with_some("light occluders", occluders_key(keys)?))
+            .with_some("light occluders", occluders_key(keys)?)
+            .with_some("light medium", medium_key(keys)?))
     }
     fn tile_needs(&self, keys: &KeyCtx) -> Vec<(&'static str, Vec<usize>)> {
         vec![("geometry", level0(keys))]
@@ -175,12 +186,16 @@ impl WorldProduct for TransportProduct {
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
         let occluders = ctx.light_occluders()?;
-        let world = bake_world(&plan.tiling, &meshes, &occluders, &spec.lighting, seed)
+        let water = ctx.light_medium()?;
+        let world = bake_world(&plan.tiling, &meshes, &occluders, water.as_ref(), &spec.lighting, seed)
             .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
         if !occluders.indices.is_empty() {
             detail += &format!(", {} occluder triangles", occluders.indices.len() / 3);
+        }
+        if let Some(w) = &water {
+            detail += &format!(", through water at z = {}", w.level);
         }
         Ok((Box::new(world), detail))
     }
@@ -328,6 +343,10 @@ pub fn slice_box(tiling: &Tiling, id: TileId) -> ([f32; 3], [f32; 3], [u32; 3]) 
     let l = slice_layout(d.min, d.max, d.dims, tiling, id);
     (l.min, l.max, l.dims)
 }
+
+#[cfg(test)]
+#[path = "lighting_water_tests.rs"]
+mod water_tests;
 
 #[cfg(test)]
 mod tests {

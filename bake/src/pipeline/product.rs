@@ -18,6 +18,7 @@ use super::engine::{KeyCtx, TileCtx, WorldCtx};
 use super::stage_cache::StageInputs;
 use super::tile::TileSummary;
 use super::BakeError;
+use crate::lighting::WaterMedium;
 
 /// A world product's value, type-erased so the registry can hold any product; products read each
 /// other's values back through the `world` methods of the engine's `WorldCtx` and `TileCtx` with their concrete type.
@@ -162,6 +163,15 @@ pub trait WorldProduct: Sync {
     /// Those occluders in world space (called only when [`WorldProduct::light_occluder_key`] is `Some`).
     fn light_occluders(&self, _ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
         Ok(OccluderMesh::default())
+    }
+    /// The cache-key hash of the medium this product puts light transport in (water), or `None`
+    /// when it puts none in this world. At most one product of a bake gives a medium.
+    fn light_medium_key(&self, _keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
+        Ok(None)
+    }
+    /// That medium (called only when [`WorldProduct::light_medium_key`] is `Some`); `None`: none.
+    fn light_medium(&self, _ctx: &WorldCtx) -> Result<Option<WaterMedium>, BakeError> {
+        Ok(None)
     }
 }
 
