@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_size, default_value = "1280x720")]
     pub size: [u32; 2],
     /// View mode (keys 1-9 in the window).
-    #[arg(long, value_enum, default_value_t = ViewMode::Lit)]
+    #[arg(long, visible_alias = "view-mode", value_enum, default_value_t = ViewMode::Lit)]
     pub mode: ViewMode,
     /// Headless: write the final frame to this PNG.
     #[arg(long)]
@@ -75,6 +75,10 @@ pub struct Args {
     /// Draw every grass blade at level K instead of choosing by distance (tests compare levels).
     #[arg(long)]
     pub grass_lod: Option<u32>,
+    /// Headless: the animation clock in seconds (water waves and caustics, grass wind) for still
+    /// pictures, so they are reproducible; with --fly each row's t is added to it.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    pub time: f32,
 }
 
 fn parse_exposure(s: &str) -> Result<ExposureArg, String> {
@@ -130,6 +134,9 @@ impl Args {
         if !(self.grass_distance.is_finite() && self.grass_distance > 0.0) {
             return usage("--grass-distance must be positive");
         }
+        if !self.time.is_finite() {
+            return usage("--time must be a finite number of seconds");
+        }
         Ok(())
     }
 }
@@ -154,7 +161,7 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             edge_wireframe: args.edge_wireframe,
             exposure: args.exposure,
             launched,
-            settings: LayerSettings { grass_distance: args.grass_distance, grass_lod: args.grass_lod, ..LayerSettings::default() },
+            settings: LayerSettings { grass_distance: args.grass_distance, grass_lod: args.grass_lod, time_s: args.time, ..LayerSettings::default() },
         })
     } else {
         window::run(WindowOptions {

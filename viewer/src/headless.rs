@@ -66,6 +66,8 @@ struct Offscreen {
     view: wgpu::TextureView,
     startup: StartupTimes,
     exposure: Exposure,
+    /// Seconds added to the animation clock (`--time`): a `--fly` row's `t`.
+    clock: f32,
 }
 
 /// Most frames a still picture meters before it is taken with automatic exposure; a view converges
@@ -93,7 +95,7 @@ impl Offscreen {
     fn frame(&mut self, o: &HeadlessOptions, camera: &Camera, frame_ms: f64, last: FrameReport, still: bool) -> FrameReport {
         let hud = if o.hud { self.hud(o, camera, frame_ms, last) } else { Vec::new() };
         let e = self.exposure;
-        let settings = o.settings;
+        let settings = LayerSettings { time_s: o.settings.time_s + self.clock, ..o.settings };
         let desc = FrameDesc { camera, mode: o.mode, hud: &hud, highlight: None, pick_px: None, still, exposure_ev: e.ev, meter: e.auto, settings };
         self.session.render(&self.gpu, &self.view, &desc)
     }
@@ -155,7 +157,7 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     let view = target.create_view(&wgpu::TextureViewDescriptor::default());
     startup.renderer_ms = since(o.launched);
     let exposure = Exposure::new(o.exposure);
-    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view, startup, exposure };
+    let mut off = Offscreen { gpu, session: Session::new(streamer, renderer), target, view, startup, exposure, clock: 0.0 };
     match path {
         Some(points) => fly(&mut off, o, &points)?,
         None => {
@@ -267,6 +269,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         };
         // A frame is everything the viewer does for it: streaming step, uploads, render, GPU done.
         let start = Instant::now();
+        off.clock = p.t as f32;
         let u = off.session.update(&off.gpu.device, &camera, o.size, velocity);
         let encode = Instant::now();
         last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last, false);

@@ -22,6 +22,12 @@ pub enum ViewMode {
     Trees,
     /// Lit terrain with each grass blade coloured by its level of detail ([`lod_color`]).
     Grass,
+    /// The caustic light alone: the sun refracted through the animated water surface onto the
+    /// terrain below it (black above the water and where there is none).
+    Caustics,
+    /// The water mask over dimmed terrain: wet samples blue by depth (lighter shallow, darker
+    /// deep), the shore band yellow; dry ground shows through dimmed.
+    WaterMask,
 }
 
 /// Colours of the trees view mode, linear RGB: mesh LOD 0 red, LOD 1 yellow, LOD 2 green,
@@ -30,7 +36,7 @@ pub const TREE_REPRESENTATION_COLORS: [[f32; 3]; 4] = [[0.95, 0.12, 0.10], [0.95
 
 impl ViewMode {
     /// All modes, in key order (key 1 is `ALL[0]`).
-    pub const ALL: [ViewMode; 9] = [
+    pub const ALL: [ViewMode; 11] = [
         ViewMode::Lit,
         ViewMode::Ao,
         ViewMode::Indirect,
@@ -40,9 +46,11 @@ impl ViewMode {
         ViewMode::Wireframe,
         ViewMode::Trees,
         ViewMode::Grass,
+        ViewMode::Caustics,
+        ViewMode::WaterMask,
     ];
 
-    /// The mode on digit key `digit` (1–9).
+    /// The mode on digit key `digit` (1–9; 10 and 11 are the water modes, on key 0 in turn).
     pub fn from_digit(digit: u32) -> Option<ViewMode> {
         Self::ALL.get((digit as usize).checked_sub(1)?).copied()
     }
@@ -55,19 +63,32 @@ impl ViewMode {
             ViewMode::Indirect => 2,
             ViewMode::Normals => 3,
             ViewMode::Lod => 4,
-            ViewMode::Wireframe => 5,
+            ViewMode::Wireframe | ViewMode::Caustics | ViewMode::WaterMask => 5,
         }
     }
 
     /// Whether the sun's shadow map is drawn and sampled in this mode.
     pub fn shadowed(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass)
+        matches!(
+            self,
+            ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass | ViewMode::Caustics | ViewMode::WaterMask
+        )
     }
 
     /// Whether the exposure ([`crate::exposure`]) changes what this mode shows: the modes that
     /// tone-map radiance. The others show data (AO, normals, levels) as they are.
     pub fn uses_exposure(self) -> bool {
-        matches!(self, ViewMode::Lit | ViewMode::Indirect | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Grass)
+        matches!(
+            self,
+            ViewMode::Lit
+                | ViewMode::Indirect
+                | ViewMode::Bounds
+                | ViewMode::Wireframe
+                | ViewMode::Trees
+                | ViewMode::Grass
+                | ViewMode::Caustics
+                | ViewMode::WaterMask
+        )
     }
 
     /// The name used on the command line and in the HUD.
@@ -82,6 +103,8 @@ impl ViewMode {
             ViewMode::Wireframe => "wireframe",
             ViewMode::Trees => "trees",
             ViewMode::Grass => "grass",
+            ViewMode::Caustics => "caustics",
+            ViewMode::WaterMask => "water-mask",
         }
     }
 }
@@ -115,7 +138,8 @@ mod tests {
         assert_eq!(ViewMode::from_digit(0), None);
         assert_eq!(ViewMode::from_digit(8), Some(ViewMode::Trees));
         assert_eq!(ViewMode::from_digit(9), Some(ViewMode::Grass));
-        assert_eq!(ViewMode::from_digit(10), None);
+        assert_eq!(ViewMode::from_digit(10), Some(ViewMode::Caustics));
+        assert_eq!(ViewMode::from_digit(12), None);
     }
 
     #[test]

@@ -296,6 +296,8 @@ impl Running {
             KeyCode::Digit7 => Some(7),
             KeyCode::Digit8 => Some(8),
             KeyCode::Digit9 => Some(9),
+            // Key 0: the water modes in turn (caustics, then the water mask).
+            KeyCode::Digit0 => Some(if self.mode == ViewMode::Caustics { 11 } else { 10 }),
             _ => None,
         };
         if let Some(mode) = digit.and_then(ViewMode::from_digit) {

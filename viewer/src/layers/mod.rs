@@ -23,6 +23,7 @@
 pub mod grass;
 pub mod terrain;
 pub mod trees;
+pub mod water;
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -205,7 +206,7 @@ pub struct Counts {
 
 impl Counts {
     /// Most entries a frame holds over all layers; more are dropped.
-    pub const CAPACITY: usize = 12;
+    pub const CAPACITY: usize = 16;
 
     /// Adds `value` to `name`'s count (a new entry if it has none).
     pub fn add(&mut self, name: &'static str, value: u64) {
@@ -272,6 +273,30 @@ pub trait Layer {
     /// Records `items` (resident, culled against this phase's volume) for `phase` into `pass`;
     /// returns the triangles drawn. A phase the layer has nothing for draws nothing.
     fn record(&self, phase: Phase, mode: ViewMode, pass: &mut wgpu::RenderPass<'_>, bindings: &Bindings<'_>, items: &[DrawItem]) -> u64;
+
+    /// Writes this layer's part of the frame uniforms (the water level and absorption that the
+    /// shared sunlight reads), after the framework filled in the rest; `uniforms.camera_pos` is set.
+    fn frame_uniforms(&self, _uniforms: &mut FrameUniforms) {}
+
+    /// Whether this frame needs the scene as the opaque phases and the sky left it (`items`: the
+    /// tiles it draws in the view). When any layer does, the main pass is split after
+    /// [`Phase::Sky`] and [`Layer::copy_scene`] is called between the halves (refraction reads it).
+    /// A frame no layer asks this of is recorded exactly as before.
+    fn wants_scene(&self, _mode: ViewMode, _items: &[DrawItem]) -> bool {
+        false
+    }
+
+    /// Copies what it needs of the scene: `color` (the colour target, with `COPY_SRC` when
+    /// `color_copyable`) and `depth` (the main pass's depth, reverse-Z) after the sky phase.
+    fn copy_scene(
+        &mut self,
+        _device: &wgpu::Device,
+        _encoder: &mut wgpu::CommandEncoder,
+        _color: &wgpu::Texture,
+        _color_copyable: bool,
+        _depth: &wgpu::Texture,
+    ) {
+    }
 }
 
 /// A product's registration: its name, its decoder and its layer.
@@ -288,7 +313,7 @@ pub struct Product {
 
 /// Every product the viewer draws, in drawing order within each phase. A tile's decoded data and
 /// its layer are matched by their index here.
-pub const PRODUCTS: &[Product] = &[terrain::PRODUCT, trees::PRODUCT, grass::PRODUCT];
+pub const PRODUCTS: &[Product] = &[terrain::PRODUCT, trees::PRODUCT, grass::PRODUCT, water::PRODUCT];
 
 /// The decoders of [`PRODUCTS`], in order.
 pub fn decoders(shared: &SharedAssets) -> Vec<Box<dyn Decoder>> {

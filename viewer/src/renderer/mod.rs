@@ -128,7 +128,8 @@ pub struct Renderer {
     tile_group: wgpu::BindGroup,
     tile_stride: u32,
     tile_capacity: usize,
-    depth: wgpu::TextureView,
+    /// The main pass's depth (copyable: a layer that refracts copies it after the sky phase).
+    depth: (wgpu::Texture, wgpu::TextureView),
     id: (wgpu::Texture, wgpu::TextureView),
     /// Resident tiles: uploaded to every layer that has data for them.
     tiles: HashMap<TileId, TileInfo>,
@@ -161,8 +162,11 @@ fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size:
 }
 
 /// The depth target and the tile-id target (copyable, for picking) of a `size` frame.
-fn depth_and_id(device: &wgpu::Device, size: [u32; 2]) -> (wgpu::TextureView, (wgpu::Texture, wgpu::TextureView)) {
-    let depth = target(device, "depth", DEPTH_FORMAT, size, wgpu::TextureUsages::empty()).create_view(&Default::default());
+type DepthAndId = ((wgpu::Texture, wgpu::TextureView), (wgpu::Texture, wgpu::TextureView));
+
+fn depth_and_id(device: &wgpu::Device, size: [u32; 2]) -> DepthAndId {
+    let depth = target(device, "depth", DEPTH_FORMAT, size, wgpu::TextureUsages::COPY_SRC);
+    let depth = (depth.clone(), depth.create_view(&Default::default()));
     let id = target(device, "tile id", ID_FORMAT, size, wgpu::TextureUsages::COPY_SRC);
     let id_view = id.create_view(&Default::default());
     (depth, (id, id_view))
@@ -381,6 +385,8 @@ impl Renderer {
             world: [self.world.height_range[0], self.world.height_range[1], 1.0 / (6.0 * self.world.voxel_size.max(1e-3)), 0.8],
             viewport: [self.size[0] as f32, self.size[1] as f32, 1.0 / self.size[0] as f32, 1.0 / self.size[1] as f32],
             params: [0, self.shadow.size, shadows as u32, 0],
+            water: [0.0; 4],
+            water_absorption: [0.0; 4],
         }
     }
 
@@ -391,6 +397,9 @@ impl Renderer {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = frame.mode.shadowed();
         let mut uniforms = self.frame_uniforms(frame.camera, lit, frame.exposure_ev);
+        for layer in &self.layers {
+            layer.frame_uniforms(&mut uniforms);
+        }
         let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
         let light_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.light_view_proj));
 
@@ -473,7 +482,31 @@ impl Renderer {
         uniforms.light_view_proj = shadow_proj.filter(|_| lit).unwrap_or(Mat4::IDENTITY.to_cols_array_2d());
         uniforms.params[2] = (lit && shadow_proj.is_some()) as u32;
         queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
-        {
+        // A layer that refracts the scene (water) reads it as the opaque phases and the sky left it:
+        // then the main pass ends after the sky, the layer copies colour and depth, and a second
+        // pass loads the targets and draws the rest. A frame without such a layer is one pass.
+        let split = self.layers.iter().zip(&items).any(|(l, it)| l.wants_scene(frame.mode, it));
+        let mut writes = self.timer.as_mut().map(|t| t.pass_writes(Span::Main));
+        let main = Phase::MAIN;
+        let halves: Vec<&[Phase]> = if split { vec![&main[..2], &main[2..]] } else { vec![&main[..]] };
+        for (half, phases) in halves.iter().enumerate() {
+            let first = half == 0;
+            let last = half + 1 == halves.len();
+            if !first {
+                let copyable = target.texture().usage().contains(wgpu::TextureUsages::COPY_SRC);
+                for layer in &mut self.layers {
+                    layer.copy_scene(device, &mut encoder, target.texture(), copyable, &self.depth.0);
+                }
+            }
+            // The GPU time of the main pass spans both halves (and the copy between them).
+            let timestamp_writes = writes.as_mut().map(|w| wgpu::RenderPassTimestampWrites {
+                query_set: w.query_set,
+                beginning_of_pass_write_index: if first { w.beginning_of_pass_write_index } else { None },
+                end_of_pass_write_index: if last { w.end_of_pass_write_index } else { None },
+            });
+            let load_color = if first { wgpu::LoadOp::Clear(wgpu::Color::BLACK) } else { wgpu::LoadOp::Load };
+            let load_id = if first { wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT) } else { wgpu::LoadOp::Load };
+            let load_depth = if first { wgpu::LoadOp::Clear(0.0) } else { wgpu::LoadOp::Load };
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("main"),
                 color_attachments: &[
@@ -481,26 +514,26 @@ impl Renderer {
                         view: target,
                         depth_slice: None,
                         resolve_target: None,
-                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+                        ops: wgpu::Operations { load: load_color, store: wgpu::StoreOp::Store },
                     }),
                     Some(wgpu::RenderPassColorAttachment {
                         view: &self.id.1,
                         depth_slice: None,
                         resolve_target: None,
-                        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT), store: wgpu::StoreOp::Store },
+                        ops: wgpu::Operations { load: load_id, store: wgpu::StoreOp::Store },
                     }),
                 ],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.depth,
-                    depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(0.0), store: wgpu::StoreOp::Discard }),
+                    view: &self.depth.1,
+                    depth_ops: Some(wgpu::Operations { load: load_depth, store: if last { wgpu::StoreOp::Discard } else { wgpu::StoreOp::Store } }),
                     stencil_ops: None,
                 }),
-                timestamp_writes: self.timer.as_mut().map(|t| t.pass_writes(Span::Main)),
+                timestamp_writes,
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
             let bindings = Bindings { frame: &self.frame_group, tiles: &self.tile_group, surface: shadow_group };
-            for phase in Phase::MAIN {
+            for &phase in phases.iter() {
                 // The sky after the opaque surfaces, depth-tested at the far plane: only uncovered
                 // pixels pay for it. Before the overlays, which write no depth and would otherwise
                 // be painted over.

@@ -32,9 +32,22 @@ pub struct FrameUniforms {
     pub world: [f32; 4],
     /// width, height, 1/width, 1/height in pixels.
     pub viewport: [f32; 4],
-    /// x unused (the view mode is a pipeline constant), y shadow map size, z flags (bit 0: shadows), w unused.
+    /// x unused (the view mode is a pipeline constant), y shadow map size, z flags (bit 0: shadows),
+    /// w water flags ([`WATER_PRESENT`], [`WATER_CAMERA_UNDER`]).
     pub params: [u32; 4],
+    /// The water (when `params.w` has [`WATER_PRESENT`]): x level (z of the mean surface), y Fresnel
+    /// transmittance of the flat surface for the sun, z cosine of the refracted sun below the
+    /// surface, w index of refraction.
+    pub water: [f32; 4],
+    /// rgb Beer–Lambert absorption of the water per world unit; w unused.
+    pub water_absorption: [f32; 4],
 }
+
+/// Bit of [`FrameUniforms::params`]`[3]`: the world has water (the sun reaching terrain below the
+/// level is attenuated through it). Without it every shader computes exactly what it did before water.
+pub const WATER_PRESENT: u32 = 1;
+/// Bit of [`FrameUniforms::params`]`[3]`: the camera is under the water surface.
+pub const WATER_CAMERA_UNDER: u32 = 2;
 
 /// Per-tile constants (`Tile` in `terrain.wgsl`), bound with a dynamic offset per draw.
 #[repr(C)]
@@ -95,8 +108,8 @@ mod tests {
 
     #[test]
     fn layouts_have_the_sizes_the_shaders_expect() {
-        // 3 mat4 (192) + 10 vec4 (160) = 352 bytes; Tile = 32 bytes.
-        assert_eq!(std::mem::size_of::<FrameUniforms>(), 352);
+        // 3 mat4 (192) + 12 vec4 (192) = 384 bytes; Tile = 32 bytes.
+        assert_eq!(std::mem::size_of::<FrameUniforms>(), 384);
         assert_eq!(std::mem::size_of::<TileUniforms>(), 32);
     }
 

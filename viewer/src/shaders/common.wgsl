@@ -15,7 +15,9 @@ struct Frame {
     fog: vec4<f32>,          // x density, w max opacity
     world: vec4<f32>,        // x min z, y max z, z material noise scale, w snow line
     viewport: vec4<f32>,     // w, h, 1/w, 1/h
-    params: vec4<u32>,       // x unused, y shadow map size, z flags (bit 0 shadows)
+    params: vec4<u32>,       // x unused, y shadow map size, z flags (bit 0 shadows), w water (bit 0 present, bit 1 camera under)
+    water: vec4<f32>,        // x level, y flat-surface transmittance of the sun, z cos of the refracted sun, w ior
+    water_absorption: vec4<f32>, // rgb Beer–Lambert absorption per world unit
 }
 
 @group(0) @binding(0) var<uniform> frame: Frame;

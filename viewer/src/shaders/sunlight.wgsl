@@ -30,3 +30,14 @@ fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
     let horizon = normalize(vec3<f32>(d.xy, abs(d.z) * 0.1 + 1e-3 * dist));
     return mix(c, sky_radiance(horizon), amount);
 }
+
+// Transmittance of the sun's light down to `world` through the water above it: the flat surface's
+// Fresnel transmittance and Beer–Lambert absorption along the refracted sun's path (per colour).
+// Exactly 1 without water and above the level, so worlds without water shade as before.
+fn sun_water(world: vec3<f32>) -> vec3<f32> {
+    if ((frame.params.w & 1u) == 0u || world.z >= frame.water.x) {
+        return vec3<f32>(1.0);
+    }
+    let path = (frame.water.x - world.z) / max(frame.water.z, 0.05);
+    return frame.water.y * exp(-frame.water_absorption.rgb * path);
+}

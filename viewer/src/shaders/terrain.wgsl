@@ -106,7 +106,7 @@ fn albedo(world: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
 
 fn lit_color(v: TerrainVary, n: vec3<f32>) -> vec3<f32> {
     let base = albedo(v.world, n);
-    let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n, 0.0005);
+    let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n, 0.0005) * sun_water(v.world);
     var ambient: vec3<f32>;
     if (v.irradiance.w > 0.5) {
         ambient = v.irradiance.rgb * v.ao;

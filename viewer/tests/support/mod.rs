@@ -6,6 +6,7 @@
 pub mod grass;
 pub mod synth;
 pub mod trees;
+pub mod water;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -82,7 +82,7 @@ pub const WORKGROUP: u32 = 64;
 /// The shader's mode for a view mode: lit, colour by level, normals, ground light.
 pub fn shader_mode(mode: ViewMode) -> usize {
     match mode {
-        ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees => 0,
+        ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Trees | ViewMode::Caustics | ViewMode::WaterMask => 0,
         ViewMode::Grass | ViewMode::Lod => 1,
         ViewMode::Normals => 2,
         ViewMode::Ao | ViewMode::Indirect => 3,

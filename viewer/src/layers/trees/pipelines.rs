@@ -12,7 +12,7 @@ const MODES: usize = 5;
 /// The trees shader's mode for a view mode: lit, by representation, AO, normals, indirect.
 pub fn shader_mode(mode: ViewMode) -> usize {
     match mode {
-        ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Grass => 0,
+        ViewMode::Lit | ViewMode::Bounds | ViewMode::Wireframe | ViewMode::Grass | ViewMode::Caustics | ViewMode::WaterMask => 0,
         ViewMode::Trees | ViewMode::Lod => 1,
         ViewMode::Ao => 2,
         ViewMode::Normals => 3,
