@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 /// Each module and the modules of this crate it may name (`crate::X`).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("cli", &["budget", "density", "diff", "peak_memory", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid", "grass"]),
-    ("pipeline", &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter", "grass", "optics", "water"]),
+    (
+        "pipeline",
+        &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter", "grass", "optics", "water"],
+    ),
     ("diff", &[]),
     ("budget", &["world"]),
     ("world", &["ao", "lighting", "trees"]),

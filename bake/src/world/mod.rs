@@ -27,13 +27,13 @@ pub use heightmap::{Heightmap, HeightmapError, MAX_HEIGHTMAP_SIDE};
 pub use name::{name_problem, MAX_NAME_LEN};
 pub use spec::{BrushesSpec, FloaterSpec, FloorKind, FloorSpec, NoiseKind, NoiseSpec, VolumeSpec, WorldSpec};
 pub use trees::{ImpostorLayoutSpec, ImpostorSpec, ShapeOverrides, SpeciesSpec, TreesSpec, MAX_PROTOTYPES, MAX_SPECIES};
-pub use water::{
-    CausticDepthsSpec, CausticsSpec, SpectrumKind, WaterSpec, WavesSpec, CLEAR_SEA_ABSORPTION_PER_METRE, MAX_CAUSTIC_DEPTHS, MAX_WAVE_FRAMES,
-    MAX_WAVE_RESOLUTION, MAX_WAVE_TEXEL_FRAMES, MIN_WAVE_RESOLUTION,
-};
 pub use validate::{
     heightmap_is_raw, SpecIssue, MAX_AXIS, MAX_LACUNARITY, MAX_NOISE_AMPLITUDE, MAX_NOISE_CYCLES, MAX_OCTAVES, MAX_TERMS, MAX_TILES_PER_AXIS,
     MAX_VOXELS, MAX_VOXEL_SIZE, MIN_VOXEL_SIZE,
+};
+pub use water::{
+    CausticDepthsSpec, CausticsSpec, SpectrumKind, WaterSpec, WavesSpec, CLEAR_SEA_ABSORPTION_PER_METRE, MAX_CAUSTIC_DEPTHS, MAX_WAVE_FRAMES,
+    MAX_WAVE_RESOLUTION, MAX_WAVE_TEXEL_FRAMES, MIN_WAVE_RESOLUTION,
 };
 
 use source::SourceDoc;
