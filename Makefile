@@ -44,6 +44,7 @@ bench: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
 	$(CARGO) run --release -p kiln-bake --example trees_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example grass_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example grass_speed
+	$(CARGO) run --release -p kiln-bake --example water_speed
 	$(CARGO) run --release -p kiln-bake --example impostor_speed -- --fidelity
 	$(CARGO) run --release -p kiln-bake --features bench-obvhs --example ray_speed -- --bake $(OUT)/$(basename $(notdir $(WORLD))) --dump target/rays
 	python3 scripts/embree_speed.py target/rays || echo "Embree not measured: make bench-embree installs embreex"

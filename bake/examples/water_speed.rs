@@ -7,10 +7,7 @@
 //! Prints each part's time (median over the repeats), the total, the automatic depths, each map's
 //! contrast range and the energy check: every (frame, depth) map's mean against the flat-water
 //! Fresnel transmittance.
-//!
-//! Measured 2026-12-02 on the 2-core machine, idle, defaults (median of 3): waves 0.25 s, caustics
-//! 1.13 s (automatic depths 5.7 / 16 / 45 / 128 units on a 64-unit patch included), total 1.43 s;
-//! one thread 2.71 s. Energy: every map's mean within 0.07 % of the flat transmittance.
+//! Figures and the machine: BENCHMARKS.md, "Water".
 
 use std::time::Instant;
 

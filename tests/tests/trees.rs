@@ -269,29 +269,29 @@ fn verify_checks_the_shared_pack_and_what_tiles_say_of_it() {
 /// the same bytes on other machines: the forest and the default world baked on the H200 host (Intel,
 /// AVX-512, 16 threads) matched this AMD machine's packs file for file (see BENCHMARKS.md).
 const GROVE_PACKS: &str = "\
-manifest.kpack 1375cd31bb091f4b
-shared/tree-prototypes.kpack 193bd727f57cf8bc
-tiles/L0_0_0.kpack 4f88170f3371532f
-tiles/L0_0_1.kpack 40680aab1a3bff4f
-tiles/L0_0_2.kpack 1b66493d0f42e96e
-tiles/L0_0_3.kpack b5006d95899d853a
-tiles/L0_1_0.kpack f649f1a7c25f1c3f
-tiles/L0_1_1.kpack c5122da7ab9c5870
-tiles/L0_1_2.kpack 385c8c4958ebade3
-tiles/L0_1_3.kpack 357dd8345022c539
-tiles/L0_2_0.kpack c2e9a70cf4c2f34e
-tiles/L0_2_1.kpack 7fe7cced8a379905
-tiles/L0_2_2.kpack 9916231e545c2278
-tiles/L0_2_3.kpack 2fc31c89d8b75b6d
-tiles/L0_3_0.kpack 3318b6a240127ba1
-tiles/L0_3_1.kpack 9bb17319d059cbab
-tiles/L0_3_2.kpack da118e92d82347ac
-tiles/L0_3_3.kpack 38b7e3cec675f4d9
-tiles/L1_0_0.kpack 58b4951b4d15ee1f
-tiles/L1_0_1.kpack f12e018b84bf8339
-tiles/L1_1_0.kpack a43a96360f964775
-tiles/L1_1_1.kpack 9fd041faa3fa0286
-tiles/L2_0_0.kpack 1409eede74a37fa0
+manifest.kpack cdbce9a1c592c533
+shared/tree-prototypes.kpack e1f5cb38fe08b379
+tiles/L0_0_0.kpack b751692aa11844c8
+tiles/L0_0_1.kpack 6d8436d9d41be32c
+tiles/L0_0_2.kpack fe96930ee93d101e
+tiles/L0_0_3.kpack 8dd9f7a3b14a27e5
+tiles/L0_1_0.kpack c16012ec0442ce1f
+tiles/L0_1_1.kpack 115b278ab2fd3ec0
+tiles/L0_1_2.kpack 684272c90fbfb14f
+tiles/L0_1_3.kpack 3c58e90987526b5c
+tiles/L0_2_0.kpack 6a6f44fd221476cb
+tiles/L0_2_1.kpack b09eaaf8c60618da
+tiles/L0_2_2.kpack 8e91f47b04d6fe36
+tiles/L0_2_3.kpack 500787113099c904
+tiles/L0_3_0.kpack 6fa9336fefea5d21
+tiles/L0_3_1.kpack 816768730f214b41
+tiles/L0_3_2.kpack bd50df8ec610f463
+tiles/L0_3_3.kpack 7fdabce781529f69
+tiles/L1_0_0.kpack 37a6492ac9cfea38
+tiles/L1_0_1.kpack c27ea5d8b51f1909
+tiles/L1_1_0.kpack 89efcb98ec9a659b
+tiles/L1_1_1.kpack ce18bc15f54973b2
+tiles/L2_0_0.kpack 94b931fa47737a2f
 ";
 
 #[test]
