@@ -30,7 +30,7 @@ fuzz:
 	fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ## The README's pictures of the shipped worlds (headless viewer; software Vulkan works): docs/pictures/.
-pictures: $(OUT)/ice_caves/manifest.kpack $(OUT)/tiny/manifest.kpack $(OUT)/forest/manifest.kpack
+pictures: $(OUT)/ice_caves/manifest.kpack $(OUT)/tiny/manifest.kpack $(OUT)/forest/manifest.kpack $(OUT)/coast/manifest.kpack
 	$(CARGO) build --release -p kiln-view -p kiln-bake
 	scripts/pictures.sh $(OUT) target/release/kiln-view docs/pictures
 

@@ -29,6 +29,10 @@ shot forest-among-trees forest 6,5,1.4,30,-5 lit
 shot forest-representation forest 8,-3,3.5,90,-25 trees
 shot forest-grass forest 12,10,2.2,200,-20 lit
 shot forest-grass-levels forest 12,10,2.2,200,-20 grass
+# Water: still pictures at a fixed time of the wave loop, so they are the same every run.
+shot coast-overview coast 8,-7,8,90,-40 lit --time 3
+shot coast-shore coast 7,3,1.6,150,-25 lit --time 3
+shot coast-caustics coast 7,3,1.6,150,-25 caustics --time 3
 # A prototype's impostor atlas (level 0 albedo and normal), as `kiln export` writes it.
 kiln=$(dirname "$viewer")/kiln
 if [ -x "$kiln" ]; then
