@@ -52,8 +52,12 @@ impl World {
         let invalid = |message: String| WorldError::Invalid { file: origin.to_owned(), line: 0, column: 0, key: String::new(), message };
         let text = files.get(WORLD_FILE).ok_or_else(|| invalid(format!("no embedded {WORLD_FILE}")))?;
         let text = std::str::from_utf8(text).map_err(|_| invalid(format!("embedded {WORLD_FILE} is not UTF-8")))?;
-        // Referenced files are read from disk by the loader: give it a private directory holding them.
-        let dir = std::env::temp_dir().join(format!("kiln-embedded-{}-{:016x}", std::process::id(), xxhash_rust::xxh3::xxh3_64(text.as_bytes())));
+        // Referenced files are read from disk by the loader: give it a private directory holding them,
+        // one per call, so that two threads rebuilding the same world never remove each other's.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let dir = std::env::temp_dir().join(format!("kiln-embedded-{}-{call}-{hash:016x}", std::process::id()));
         let io = |e: std::io::Error| invalid(format!("cannot unpack embedded files into {}: {e}", dir.display()));
         std::fs::create_dir_all(&dir).map_err(io)?;
         let result = (|| {
