@@ -91,3 +91,38 @@ pub fn files_under(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     }
     out
 }
+
+/// The density of a bake's whole world, put together from `kiln export --density` of every level-0
+/// tile (each sample where the tiles' exports, halo included, put it), exported into the scratch
+/// directory `label` (tests run in parallel: one label per caller). Returns the volume's sample
+/// counts and its samples, X fastest.
+pub fn exported_density(bake_dir: &Path, label: &str) -> ([usize; 3], Vec<f32>) {
+    let m = manifest(bake_dir);
+    let dims = m.volume_dims.map(|d| d as usize);
+    let mut data = vec![f32::NAN; dims[0] * dims[1] * dims[2]];
+    let out = scratch(label);
+    for n in m.nodes.iter().filter(|n| n.level == 0) {
+        let raw = out.join(format!("{}_{}.raw", n.x, n.y));
+        let tile = format!("{},{}", n.x, n.y);
+        assert_eq!(kiln(&["export", bake_dir.to_str().unwrap(), "--tile", &tile, "--density", "--out", raw.to_str().unwrap()]), 0);
+        let header: serde_json::Value = serde_json::from_slice(&std::fs::read(raw.with_extension("raw.json")).unwrap()).unwrap();
+        let d: Vec<usize> = header["dims"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        let o: Vec<i64> = header["origin_voxel"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        let bytes = std::fs::read(&raw).unwrap();
+        for k in 0..d[2] {
+            for j in 0..d[1] {
+                for i in 0..d[0] {
+                    let g = [o[0] + i as i64, o[1] + j as i64, o[2] + k as i64];
+                    if (0..3).any(|a| g[a] < 0 || g[a] >= dims[a] as i64) {
+                        continue;
+                    }
+                    let at = 4 * (i + d[0] * (j + d[1] * k));
+                    data[g[0] as usize + dims[0] * (g[1] as usize + dims[1] * g[2] as usize)] =
+                        f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+                }
+            }
+        }
+    }
+    assert!(data.iter().all(|v| v.is_finite()), "the tiles' exports cover the volume");
+    (dims, data)
+}

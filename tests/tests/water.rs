@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use kiln_bake::density::DensityVolume;
-use kiln_e2e::{files_under, kiln, manifest, scratch, tile_contents};
+use kiln_e2e::{exported_density, files_under, kiln, manifest, scratch, tile_contents};
 use kiln_formats::sections::{GrassTile, SharedPacks, WaterTile, WaterWaves};
 use kiln_formats::{Pack, TileId};
 
@@ -145,33 +145,7 @@ fn waves(dir: &Path) -> (WaterWaves, u64) {
 /// The density of the whole world, put together from `kiln export --density` of every level-0 tile
 /// (exported into a scratch directory of `label`'s: tests run in parallel).
 fn density(dir: &Path, label: &str) -> DensityVolume {
-    let m = manifest(dir);
-    let dims = m.volume_dims.map(|d| d as usize);
-    let mut data = vec![f32::NAN; dims[0] * dims[1] * dims[2]];
-    let out = scratch(&format!("water-density-{label}"));
-    for n in m.nodes.iter().filter(|n| n.level == 0) {
-        let raw = out.join(format!("{}_{}.raw", n.x, n.y));
-        let tile = format!("{},{}", n.x, n.y);
-        assert_eq!(kiln(&["export", dir.to_str().unwrap(), "--tile", &tile, "--density", "--out", raw.to_str().unwrap()]), 0);
-        let header: serde_json::Value = serde_json::from_slice(&std::fs::read(raw.with_extension("raw.json")).unwrap()).unwrap();
-        let d: Vec<usize> = header["dims"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
-        let o: Vec<i64> = header["origin_voxel"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
-        let bytes = std::fs::read(&raw).unwrap();
-        for k in 0..d[2] {
-            for j in 0..d[1] {
-                for i in 0..d[0] {
-                    let g = [o[0] + i as i64, o[1] + j as i64, o[2] + k as i64];
-                    if (0..3).any(|a| g[a] < 0 || g[a] >= dims[a] as i64) {
-                        continue;
-                    }
-                    let at = 4 * (i + d[0] * (j + d[1] * k));
-                    data[g[0] as usize + dims[0] * (g[1] as usize + dims[1] * g[2] as usize)] =
-                        f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-                }
-            }
-        }
-    }
-    assert!(data.iter().all(|v| v.is_finite()), "the tiles' exports cover the volume");
+    let (dims, data) = exported_density(dir, &format!("water-density-{label}"));
     DensityVolume { dims, data }
 }
 

@@ -127,7 +127,10 @@ impl Layer for WaterLayer {
         let bytes = data.gpu_bytes();
         self.resident_bytes += bytes;
         let index_count = data.indices.len() as u32;
-        self.tiles.insert(key, GpuTile { vertices, indices, index_count, data: *data, bytes });
+        // A tile uploaded again replaces its old buffers: count only the new ones.
+        if let Some(old) = self.tiles.insert(key, GpuTile { vertices, indices, index_count, data: *data, bytes }) {
+            self.resident_bytes -= old.bytes;
+        }
         Ok(())
     }
 
