@@ -43,6 +43,12 @@ pub struct Args {
     /// with --fly frame-time percentiles, per-phase times, the slowest frames and streaming totals.
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// Headless, with --stats and --fly: also time the main pass draw by draw on the GPU and report
+    /// it per layer (`gpu_main_parts_ms`), where the device can write timestamps inside a pass.
+    /// Each timestamp waits for the draws before it, so frames run slower: a diagnosis, not a
+    /// frame-time measurement.
+    #[arg(long)]
+    pub gpu_parts: bool,
     /// Exposure in stops added before tone mapping (e.g. 2 to look into caves), or `auto` to meter
     /// it from the picture (in the window the bracket keys change it and X toggles auto).
     #[arg(long, value_parser = parse_exposure, allow_hyphen_values = true, default_value = "0")]
@@ -53,6 +59,11 @@ pub struct Args {
     /// Largest screen-space geometric error in pixels before a finer LOD is streamed.
     #[arg(long, default_value_t = 2.0)]
     pub max_error_px: f32,
+    /// Leave a product's layer out of the picture, by product name (terrain, tree-prototypes,
+    /// grass-patches, water-waves): to see what
+    /// one product adds to a view, or compare a view with and without it. Repeatable.
+    #[arg(long, value_name = "LAYER")]
+    pub hide_layer: Vec<String>,
     /// Test hook: never load tile L,X,Y (its nearest ancestor is drawn instead). Repeatable.
     #[arg(long, value_parser = parse_tile_id)]
     pub withhold: Vec<TileId>,
@@ -121,12 +132,19 @@ impl Args {
         if self.stats.is_some() && !self.headless {
             return usage("--stats is for --headless runs");
         }
+        if self.gpu_parts && (self.stats.is_none() || self.fly.is_none()) {
+            return usage("--gpu-parts is for --headless --fly runs with --stats");
+        }
         if !self.headless {
             if self.fly.is_some() || self.screenshot.is_some() || self.hud {
                 return usage("--fly, --screenshot and --hud are for --headless runs (in the window, F12 takes a screenshot)");
             }
         } else if self.frames.is_some() {
             return usage("--frames is for the window; a headless run renders one still frame or one frame per --fly row");
+        }
+        if let Some(bad) = self.hide_layer.iter().find(|n| crate::layers::product(n).is_none()) {
+            let names: Vec<&str> = crate::layers::PRODUCTS.iter().map(|p| p.name).collect();
+            return Err(ViewerError::Usage(format!("--hide-layer {bad}: no such layer (layers: {})", names.join(", "))));
         }
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0) {
             return usage("--timeout-s must be positive");
@@ -154,11 +172,13 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             screenshot: args.screenshot,
             fly: args.fly,
             stats: args.stats,
+            gpu_parts: args.gpu_parts,
             config,
             withhold: args.withhold,
             hud: args.hud,
             timeout: Duration::from_secs_f64(args.timeout_s),
             edge_wireframe: args.edge_wireframe,
+            hidden_layers: args.hide_layer,
             exposure: args.exposure,
             launched,
             settings: LayerSettings { grass_distance: args.grass_distance, grass_lod: args.grass_lod, time_s: args.time, ..LayerSettings::default() },
@@ -173,6 +193,7 @@ pub fn run(args: Args, launched: Instant) -> Result<(), ViewerError> {
             withhold: args.withhold,
             frames: args.frames,
             edge_wireframe: args.edge_wireframe,
+            hidden_layers: args.hide_layer,
             exposure: args.exposure,
             settings: LayerSettings { grass_distance: args.grass_distance, grass_lod: args.grass_lod, ..LayerSettings::default() },
         })
@@ -216,6 +237,16 @@ mod tests {
         assert_eq!(a.exposure, ExposureArg::Stops(0.0));
         assert_eq!(parse(&["w", "--exposure", "-1.5"]).unwrap().exposure, ExposureArg::Stops(-1.5));
         assert_eq!(parse(&["w", "--exposure", "auto"]).unwrap().exposure, ExposureArg::Auto);
+    }
+
+    #[test]
+    fn hides_layers_by_product_name_and_names_the_choices_when_wrong() {
+        assert!(parse(&["w", "--headless", "--screenshot", "a.png", "--hide-layer", "water-waves", "--hide-layer", "grass-patches"])
+            .unwrap()
+            .check()
+            .is_ok());
+        let e = parse(&["w", "--hide-layer", "sea"]).unwrap().check().unwrap_err().to_string();
+        assert!(e.contains("sea") && e.contains("water-waves") && e.contains("terrain"), "{e}");
     }
 
     #[test]

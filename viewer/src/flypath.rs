@@ -114,15 +114,21 @@ pub fn over_median(ms: &[f64], factor: f64) -> usize {
 pub struct FrameRecord {
     /// Index in the camera path.
     pub frame: usize,
-    /// Streaming step to GPU completion: what the frame-time statistics are made of.
+    /// Frame time: from this frame's streaming step to the next frame's, with the GPU drawing one
+    /// frame while the CPU prepares the next (as in the window); for the last frame, until its GPU
+    /// work is done. What the frame-time statistics are made of.
     pub total_ms: f64,
+    /// From this frame's streaming step until the render loop saw its GPU work done (after it had
+    /// prepared and submitted the next frame).
+    pub latency_ms: f64,
     /// Streaming step (LOD cut, residency, queueing loads).
     pub stream_ms: f64,
     /// Evictions and uploads.
     pub upload_ms: f64,
     /// Culling, uniforms, command recording and submission.
     pub encode_ms: f64,
-    /// From submission until the GPU finished.
+    /// After submitting, how long the render loop waited for the frame before it to finish on the
+    /// GPU (the CPU's idle time: 0 when the CPU is the bottleneck).
     pub wait_ms: f64,
     /// GPU time of the shadow-map pass (0 when it did not run or timestamps are unavailable).
     pub gpu_shadow_ms: f64,
@@ -234,6 +240,15 @@ pub struct FlyStats {
     pub frames: usize,
     /// Percentiles of [`FrameRecord::total_ms`].
     pub frame_ms: Percentiles,
+    /// Percentiles of [`FrameRecord::latency_ms`].
+    pub latency_ms: Percentiles,
+    /// Frames the render loop lets the GPU have at once (the frame being drawn and the one
+    /// being prepared).
+    pub frames_in_flight: usize,
+    /// With `--gpu-parts`: the main pass's GPU time by what ran in it (each layer over all its
+    /// phases, the sky, and `split`: the scene copy between a refracting layer's two pass
+    /// halves), per frame. Empty otherwise.
+    pub gpu_main_parts_ms: std::collections::BTreeMap<String, Percentiles>,
     /// Where the frame time went, phase by phase.
     pub phases: PhaseStats,
     /// The slowest frames with their phases.

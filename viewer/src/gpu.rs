@@ -18,6 +18,9 @@ pub struct Gpu {
     pub polygon_line: bool,
     /// `Features::TIMESTAMP_QUERY` was granted: passes can be timed on the GPU (`--stats`).
     pub timestamps: bool,
+    /// `Features::TIMESTAMP_QUERY_INSIDE_PASSES` was granted too: the main pass's layers can be
+    /// timed one by one (`--stats`).
+    pub timestamps_in_passes: bool,
     /// "name (backend, driver)" for logs and the HUD.
     pub description: String,
     errors: Arc<Mutex<Vec<String>>>,
@@ -51,10 +54,11 @@ impl Gpu {
         let description = format!("{} ({:?}, {})", info.name, info.backend, if info.driver.is_empty() { "?" } else { &info.driver });
         // Optional features are requested only where the adapter has them; each one's absence has a
         // fallback (edge-list wireframe, no per-pass GPU times).
-        let wanted = wgpu::Features::POLYGON_MODE_LINE | wgpu::Features::TIMESTAMP_QUERY;
+        let wanted = wgpu::Features::POLYGON_MODE_LINE | wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
         let required_features = adapter.features() & wanted;
         let polygon_line = required_features.contains(wgpu::Features::POLYGON_MODE_LINE);
         let timestamps = required_features.contains(wgpu::Features::TIMESTAMP_QUERY);
+        let timestamps_in_passes = timestamps && required_features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
         // Downlevel limits are all the renderer needs, except texture size (large windows, screenshots).
         let mut required_limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()).using_alignment(adapter.limits());
         // The grass's selection reads and writes ten storage buffers, some of them large (every
@@ -82,7 +86,7 @@ impl Gpu {
                 v.push(text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "));
             }
         }));
-        Ok(Gpu { instance, adapter, device, queue, polygon_line, timestamps, description, errors })
+        Ok(Gpu { instance, adapter, device, queue, polygon_line, timestamps, timestamps_in_passes, description, errors })
     }
 
     /// Whether the adapter is a CPU rasteriser (lavapipe): the renderer then trades a little
@@ -112,6 +116,12 @@ impl Gpu {
                 size[0], size[1], self.description
             )));
         }
+        Ok(())
+    }
+
+    /// Blocks until the GPU has finished `submission` (and all work submitted before it).
+    pub fn wait_for(&self, submission: wgpu::SubmissionIndex) -> Result<(), ViewerError> {
+        self.device.poll(wgpu::PollType::Wait { submission_index: Some(submission), timeout: None }).map_err(|e| ViewerError::Gpu(e.to_string()))?;
         Ok(())
     }
 

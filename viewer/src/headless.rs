@@ -14,6 +14,7 @@ use crate::gpu::Gpu;
 use crate::hud_text::{hud_lines, HudInfo};
 use crate::layers::LayerSettings;
 use crate::passes::hud::HudLine;
+use crate::renderer::gpu_timer::PassTimes;
 use crate::renderer::{FrameDesc, FrameReport, Renderer};
 use crate::screenshot::{offscreen_target, read_rgba, save_png};
 use crate::session::{open_streamer, world_info, Session};
@@ -37,6 +38,8 @@ pub struct HeadlessOptions {
     pub fly: Option<PathBuf>,
     /// Where to write the statistics as JSON, if anywhere.
     pub stats: Option<PathBuf>,
+    /// Time the main pass's layers one by one on the GPU (with `stats`; slows frames).
+    pub gpu_parts: bool,
     /// How tiles stream: GPU budget, LOD error limit, loader threads, upload cap.
     pub config: StreamConfig,
     /// Tiles never loaded (a test hook): their nearest resident ancestor is drawn instead.
@@ -47,6 +50,8 @@ pub struct HeadlessOptions {
     pub timeout: Duration,
     /// Draw wireframes from edge lists even where line polygon mode exists (tests the fallback).
     pub edge_wireframe: bool,
+    /// Layers left out of the picture, by product name.
+    pub hidden_layers: Vec<String>,
     /// Fixed exposure in stops, or automatic metering.
     pub exposure: ExposureArg,
     /// When the process started (`--stats` reports start-up milestones from it).
@@ -84,10 +89,46 @@ fn since(launched: Instant) -> f64 {
 impl Offscreen {
     /// Records the first frame without holes (call after the frame's GPU work finished).
     fn note_complete(&mut self, o: &HeadlessOptions, report: FrameReport) {
-        if self.startup.first_complete_frame_ms.is_none() && self.session.complete() {
+        let complete = self.session.complete();
+        self.note_complete_if(o, report, complete);
+    }
+
+    /// [`Offscreen::note_complete`] for a frame whose completeness was taken when it was drawn.
+    fn note_complete_if(&mut self, o: &HeadlessOptions, report: FrameReport, complete: bool) {
+        if self.startup.first_complete_frame_ms.is_none() && complete {
             self.startup.first_complete_frame_ms = Some(since(o.launched));
             self.startup.first_complete_triangles = report.drawn_triangles;
             self.startup.first_complete_tiles = report.drawn_tiles;
+        }
+    }
+
+    /// What a `--fly` frame learns once its GPU work is done: latency, GPU pass times, start-up
+    /// milestones and the exposure metering.
+    #[allow(clippy::too_many_arguments)]
+    fn frame_done(
+        &mut self,
+        o: &HeadlessOptions,
+        record: &mut FrameRecord,
+        start: Instant,
+        gpu: Option<PassTimes>,
+        complete: bool,
+        report: FrameReport,
+        parts: &mut std::collections::BTreeMap<&'static str, Vec<f64>>,
+    ) {
+        record.latency_ms = start.elapsed().as_secs_f64() * 1e3;
+        let gpu = gpu.unwrap_or_default();
+        (record.gpu_shadow_ms, record.gpu_main_ms) = (gpu.shadow_ms, gpu.main_ms);
+        // Every frame gets a value for every part seen, so a part's percentiles are over frames.
+        let seen = parts.values().next().map_or(0, Vec::len);
+        for (label, ms) in gpu.main_parts {
+            parts.entry(label).or_insert_with(|| vec![0.0; seen]).push(ms);
+        }
+        for v in parts.values_mut() {
+            v.resize(seen + 1, 0.0);
+        }
+        self.note_complete_if(o, report, complete);
+        if let Some(m) = self.session.renderer.metered() {
+            self.exposure.adapt(m, FLY_ADAPT_RATE);
         }
     }
 
@@ -150,8 +191,11 @@ pub fn run(o: &HeadlessOptions) -> Result<(), ViewerError> {
     startup.device_ms = since(o.launched);
     // With the mode's pipelines: the first frame would otherwise carry their compile.
     let mut renderer = Renderer::new(&gpu, FORMAT, o.size, (world, streamer.shared()), o.mode, o.edge_wireframe);
+    for name in &o.hidden_layers {
+        renderer.hide_layer(name, true);
+    }
     if o.stats.is_some() && path.is_some() {
-        renderer.enable_gpu_timing(&gpu);
+        renderer.enable_gpu_timing(&gpu, o.gpu_parts);
     }
     let target = offscreen_target(&gpu.device, FORMAT, o.size);
     let view = target.create_view(&wgpu::TextureViewDescriptor::default());
@@ -256,49 +300,52 @@ fn still(off: &mut Offscreen, o: &HeadlessOptions) -> Result<FrameReport, Viewer
 
 fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) -> Result<(), ViewerError> {
     let w = off.session.world;
-    let mut ms = Vec::with_capacity(points.len());
-    let mut records = Vec::with_capacity(points.len());
+    let mut records: Vec<FrameRecord> = Vec::with_capacity(points.len());
+    let mut starts: Vec<Instant> = Vec::with_capacity(points.len());
     let mut last = FrameReport::default();
     let (mut tiles, mut triangles) = (0u64, 0u64);
     let mut counts: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    let mut parts: std::collections::BTreeMap<&'static str, Vec<f64>> = std::collections::BTreeMap::new();
+    // Frames are pipelined as in the window: the CPU streams and records frame i while the GPU
+    // draws frame i - 1, and waits for frame i - 1 only once frame i is submitted.
+    let mut in_flight: Option<(usize, wgpu::SubmissionIndex, bool, FrameReport)> = None;
     for (i, p) in points.iter().enumerate() {
         let camera = Camera::from_pose(p.pose, w.min, w.max);
         let velocity = match i.checked_sub(1).map(|j| &points[j]) {
             Some(prev) if p.t > prev.t => (p.pose.position - prev.pose.position) / (p.t - prev.t) as f32,
             _ => Vec3::ZERO,
         };
-        // A frame is everything the viewer does for it: streaming step, uploads, render, GPU done.
         let start = Instant::now();
+        let shown_ms = starts.last().map_or(0.0, |&s: &Instant| (start - s).as_secs_f64() * 1e3);
+        starts.push(start);
         off.clock = p.t as f32;
         let u = off.session.update(&off.gpu.device, &camera, o.size, velocity);
         let encode = Instant::now();
-        last = off.frame(o, &camera, ms.last().copied().unwrap_or(0.0), last, false);
-        let wait = Instant::now();
-        off.gpu.wait_idle()?;
-        let end = Instant::now();
-        let total_ms = (end - start).as_secs_f64() * 1e3;
-        ms.push(total_ms);
-        off.note_complete(o, last);
-        if let Some(m) = off.session.renderer.metered() {
-            off.exposure.adapt(m, FLY_ADAPT_RATE);
+        last = off.frame(o, &camera, shown_ms, last, false);
+        let submitted = Instant::now();
+        let complete = off.session.complete();
+        if let Some((j, done, complete, report)) = in_flight.take() {
+            let gpu = off.session.renderer.previous_pass_times(&off.gpu, done.clone())?;
+            if gpu.is_none() {
+                off.gpu.wait_for(done)?;
+            }
+            off.frame_done(o, &mut records[j], starts[j], gpu, complete, report, &mut parts);
         }
-        // Read after the frame's timing stopped: the readback waits on the GPU itself.
-        let gpu = off.session.renderer.pass_times(&off.gpu)?.unwrap_or_default();
+        let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
         records.push(FrameRecord {
             frame: i,
-            total_ms,
             stream_ms: u.stream_ms,
             upload_ms: u.upload_ms,
-            encode_ms: (wait - encode).as_secs_f64() * 1e3,
-            wait_ms: (end - wait).as_secs_f64() * 1e3,
-            gpu_shadow_ms: gpu.shadow_ms,
-            gpu_main_ms: gpu.main_ms,
+            encode_ms: (submitted - encode).as_secs_f64() * 1e3,
+            wait_ms,
             uploads: u.uploads,
             upload_bytes: u.upload_bytes,
             drawn_triangles: last.drawn_triangles,
             shadow_rendered: last.shadow_rendered,
             shadow_triangles: last.shadow_triangles,
+            ..Default::default()
         });
+        in_flight = off.session.renderer.last_submission().map(|s| (i, s, complete, last));
         tiles += last.drawn_tiles as u64;
         triangles += last.drawn_triangles;
         for (n, v) in last.counts.iter() {
@@ -307,11 +354,24 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         report_errors(&u.new_errors);
         off.gpu.take_error()?;
     }
+    if let Some((j, _, complete, report)) = in_flight.take() {
+        let gpu = off.session.renderer.pass_times(&off.gpu)?;
+        off.gpu.wait_idle()?;
+        off.frame_done(o, &mut records[j], starts[j], gpu, complete, report, &mut parts);
+    }
+    // A frame's time runs to the next frame's start; the last one's to its GPU completion.
+    for (k, r) in records.iter_mut().enumerate() {
+        r.total_ms = starts.get(k + 1).map_or(r.latency_ms, |&next| (next - starts[k]).as_secs_f64() * 1e3);
+    }
+    let ms: Vec<f64> = records.iter().map(|r| r.total_ms).collect();
     let s = off.session.streamer.stats();
     let q = flypath::percentiles(&ms);
     let stats = FlyStats {
         frames: ms.len(),
         frame_ms: q,
+        latency_ms: flypath::percentiles(&records.iter().map(|r| r.latency_ms).collect::<Vec<_>>()),
+        frames_in_flight: 2,
+        gpu_main_parts_ms: parts.iter().map(|(l, v)| (l.to_string(), flypath::percentiles(v))).collect(),
         phases: flypath::PhaseStats::of(&records),
         slowest_frames: flypath::slowest(&records, 8),
         over_3x_median: flypath::over_median(&ms, 3.0),

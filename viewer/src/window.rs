@@ -47,6 +47,8 @@ pub struct WindowOptions {
     pub frames: Option<u64>,
     /// Draw wireframes from edge lists even where line polygon mode exists (tests the fallback).
     pub edge_wireframe: bool,
+    /// Layers left out of the picture, by product name.
+    pub hidden_layers: Vec<String>,
     /// Exposure at start: fixed stops, or automatic metering (keys change it).
     pub exposure: ExposureArg,
     /// The layers' settings at start (grass distance, forced grass level); G / Shift+G change the distance.
@@ -224,7 +226,10 @@ impl Running {
             config.usage |= wgpu::TextureUsages::COPY_SRC;
         }
         surface.configure(&gpu.device, &config);
-        let renderer = Renderer::new(&gpu, config.format, [config.width, config.height], (world, streamer.shared()), o.mode, o.edge_wireframe);
+        let mut renderer = Renderer::new(&gpu, config.format, [config.width, config.height], (world, streamer.shared()), o.mode, o.edge_wireframe);
+        for name in &o.hidden_layers {
+            renderer.hide_layer(name, true);
+        }
         let camera = match o.camera {
             Some(p) => Camera::from_pose(p, world.min, world.max),
             None => Camera::overview(world.min, world.max),

@@ -42,7 +42,7 @@ fn decoded(dir: &Path) -> (GrassAssets, Vec<TileGrass>, Manifest) {
         .map(|n| {
             let t = TileContents::read(&Pack::open(&dir.join(&n.path)).unwrap()).unwrap();
             let id = t.id();
-            decode_tile(t.grass.unwrap(), &assets, [id.x, id.y], [0, 0]).unwrap()
+            decode_tile(t.grass.unwrap(), &assets, [id.x, id.y], 0).unwrap()
         })
         .collect();
     (assets, tiles, manifest)

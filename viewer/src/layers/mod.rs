@@ -286,8 +286,10 @@ pub trait Layer {
         false
     }
 
-    /// Copies what it needs of the scene: `color` (the colour target, with `COPY_SRC` when
-    /// `color_copyable`) and `depth` (the main pass's depth, reverse-Z) after the sky phase.
+    /// Takes what it needs of the scene after the sky phase: `color` (the colour target, with
+    /// `COPY_SRC` when `color_copyable`) to copy, and `depth` (the main pass's depth, reverse-Z,
+    /// with `TEXTURE_BINDING`), which the rest of the pass only reads and so may be bound as it is.
+    /// The phases after [`Phase::Sky`] therefore never write depth.
     fn copy_scene(
         &mut self,
         _device: &wgpu::Device,

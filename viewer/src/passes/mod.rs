@@ -23,7 +23,7 @@ use crate::renderer::uniforms::{FrameUniforms, TileUniforms};
 /// Depth format of the main pass (reverse-Z, cleared to 0).
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Format of the tile-id attachment (`renderer::pick::encode`).
-pub const ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rg32Uint;
+pub const ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Uint;
 /// Format of the shadow maps (layers build their caster pipelines for it).
 pub const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 

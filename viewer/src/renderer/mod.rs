@@ -30,7 +30,7 @@ use crate::passes::sky::SkyPass;
 use crate::passes::{Layouts, DEPTH_FORMAT, ID_FORMAT};
 use crate::streaming::{DecodedTile, TileId};
 use crate::view_mode::{lod_color, ViewMode};
-use gpu_timer::{GpuTimer, PassTimes, Span};
+use gpu_timer::{GpuTimer, PassMarks, PassTimes, Span};
 use meter::Meter;
 use pick::PickReadback;
 use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
@@ -138,6 +138,8 @@ pub struct Renderer {
     shadow: ShadowPass,
     /// One per product of [`layers::PRODUCTS`], in order.
     layers: Vec<Box<dyn Layer>>,
+    /// Per layer: left out of frames ([`Renderer::hide_layer`]); its tiles still upload.
+    hidden: Vec<bool>,
     bounds: BoundsPass,
     hud: HudPass,
     pick: PickReadback,
@@ -146,6 +148,10 @@ pub struct Renderer {
     lighting: Lighting,
     /// Per-pass GPU times, when asked for ([`Renderer::enable_gpu_timing`]).
     timer: Option<GpuTimer>,
+    /// Per-draw timestamps inside the main pass, where the device has them and timing is on.
+    marks: Option<PassMarks>,
+    /// The submission of the last frame (a front end waits for it to bound the frames in flight).
+    last_submission: Option<wgpu::SubmissionIndex>,
 }
 
 fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size: [u32; 2], usage: wgpu::TextureUsages) -> wgpu::Texture {
@@ -165,7 +171,7 @@ fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size:
 type DepthAndId = ((wgpu::Texture, wgpu::TextureView), (wgpu::Texture, wgpu::TextureView));
 
 fn depth_and_id(device: &wgpu::Device, size: [u32; 2]) -> DepthAndId {
-    let depth = target(device, "depth", DEPTH_FORMAT, size, wgpu::TextureUsages::COPY_SRC);
+    let depth = target(device, "depth", DEPTH_FORMAT, size, wgpu::TextureUsages::TEXTURE_BINDING);
     let depth = (depth.clone(), depth.create_view(&Default::default()));
     let id = target(device, "tile id", ID_FORMAT, size, wgpu::TextureUsages::COPY_SRC);
     let id_view = id.create_view(&Default::default());
@@ -258,6 +264,7 @@ impl Renderer {
             tiles: HashMap::new(),
             sky,
             shadow,
+            hidden: vec![false; layers.len()],
             layers,
             bounds: BoundsPass::new(&layouts, color_format),
             hud: HudPass::new(color_format),
@@ -267,18 +274,53 @@ impl Renderer {
             world,
             lighting: Lighting::default(),
             timer: None,
+            marks: None,
+            last_submission: None,
         }
     }
 
-    /// Times the shadow and main passes on the GPU from now on; false when the adapter cannot.
-    pub fn enable_gpu_timing(&mut self, gpu: &Gpu) -> bool {
+    /// Leaves the layer of product `name` (a [`layers::PRODUCTS`] name) out of every frame, or puts
+    /// it back: it writes no uniforms, draws nothing, casts no shadow and asks for no scene copy,
+    /// so a view can be compared with and without one product. `false` if no product has that name.
+    pub fn hide_layer(&mut self, name: &str, hide: bool) -> bool {
+        let Some(i) = layers::PRODUCTS.iter().position(|p| p.name == name) else { return false };
+        self.hidden[i] = hide;
+        true
+    }
+
+    /// Times the shadow and main passes on the GPU from now on, and with `parts` the main pass
+    /// draw by draw where the device can (which slows the GPU); false when the adapter cannot time.
+    pub fn enable_gpu_timing(&mut self, gpu: &Gpu, parts: bool) -> bool {
         self.timer = GpuTimer::new(gpu);
+        self.marks = self.timer.as_ref().filter(|_| parts).and_then(|_| PassMarks::new(gpu));
         self.timer.is_some()
     }
 
-    /// The GPU pass times of the last rendered frame (waits for it), when timing is enabled.
+    /// The GPU pass times of the last rendered frame (waits for all submitted work), when timing
+    /// is enabled.
     pub fn pass_times(&self, gpu: &Gpu) -> Result<Option<PassTimes>, ViewerError> {
-        self.timer.as_ref().map(|t| t.read(gpu)).transpose()
+        self.read_times(gpu, 0, None)
+    }
+
+    fn read_times(&self, gpu: &Gpu, frames_ago: usize, done: Option<wgpu::SubmissionIndex>) -> Result<Option<PassTimes>, ViewerError> {
+        let Some(timer) = &self.timer else { return Ok(None) };
+        let mut times = timer.read(gpu, frames_ago, done.clone())?;
+        if let Some(marks) = &self.marks {
+            times.main_parts = marks.read(gpu, frames_ago, done)?;
+        }
+        Ok(Some(times))
+    }
+
+    /// The GPU pass times of the frame before the last one, which `done` (that frame's
+    /// [`Renderer::last_submission`]) carried: waits for that frame only, so the last one can
+    /// still be running (at most [`gpu_timer::FRAMES_IN_FLIGHT`] frames in flight).
+    pub fn previous_pass_times(&self, gpu: &Gpu, done: wgpu::SubmissionIndex) -> Result<Option<PassTimes>, ViewerError> {
+        self.read_times(gpu, 1, Some(done))
+    }
+
+    /// The submission that carried the last rendered frame.
+    pub fn last_submission(&self) -> Option<wgpu::SubmissionIndex> {
+        self.last_submission.clone()
     }
 
     /// The colour format the passes were built for.
@@ -397,7 +439,7 @@ impl Renderer {
         let (device, queue) = (&gpu.device, &gpu.queue);
         let lit = frame.mode.shadowed();
         let mut uniforms = self.frame_uniforms(frame.camera, lit, frame.exposure_ev);
-        for layer in &self.layers {
+        for (layer, _) in self.layers.iter().zip(&self.hidden).filter(|(_, &h)| !h) {
             layer.frame_uniforms(&mut uniforms);
         }
         let view_planes = culling::planes(Mat4::from_cols_array_2d(&uniforms.view_proj));
@@ -422,12 +464,13 @@ impl Renderer {
                 id: pick::encode(key),
                 level: key.level,
                 flags: if highlight { TILE_HIGHLIGHT } else { 0 },
+                pad: 0,
                 color: [c[0], c[1], c[2], 1.0],
             };
             bytes[i * stride..][..std::mem::size_of::<TileUniforms>()].copy_from_slice(bytemuck::bytes_of(&u));
             let item = DrawItem { key, uniform_offset: (i * stride) as u32 };
             let mut visible = false;
-            for (l, layer) in self.layers.iter().enumerate() {
+            for (l, layer) in self.layers.iter().enumerate().filter(|&(l, _)| !self.hidden[l]) {
                 let Some(e) = layer.extent(key) else { continue };
                 if lit && culling::intersects(&light_planes, e.min, e.max) {
                     casters[l].push(Caster { layer: l, key, triangles: e.triangles });
@@ -470,6 +513,9 @@ impl Renderer {
         if let Some(t) = &mut self.timer {
             t.begin_frame();
         }
+        if let Some(m) = &mut self.marks {
+            m.begin_frame();
+        }
         if lit && self.shadow.prepare(queue, &uniforms, &casters, frame.still) {
             let budget = SHADOW_FRAME_TRIANGLES.saturating_sub(report.drawn_triangles).max(SHADOW_MIN_TRIANGLES);
             let ts = self.timer.as_mut().map(|t| t.pass_writes(Span::Shadow));
@@ -483,9 +529,10 @@ impl Renderer {
         uniforms.params[2] = (lit && shadow_proj.is_some()) as u32;
         queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
         // A layer that refracts the scene (water) reads it as the opaque phases and the sky left it:
-        // then the main pass ends after the sky, the layer copies colour and depth, and a second
-        // pass loads the targets and draws the rest. A frame without such a layer is one pass.
-        let split = self.layers.iter().zip(&items).any(|(l, it)| l.wants_scene(frame.mode, it));
+        // then the main pass ends after the sky, the layer copies colour and binds depth, and a
+        // second pass loads the targets, depth read-only, and draws the rest. A frame without such
+        // a layer is one pass.
+        let split = self.layers.iter().zip(&items).zip(&self.hidden).any(|((l, it), &hidden)| !hidden && l.wants_scene(frame.mode, it));
         let mut writes = self.timer.as_mut().map(|t| t.pass_writes(Span::Main));
         let main = Phase::MAIN;
         let halves: Vec<&[Phase]> = if split { vec![&main[..2], &main[2..]] } else { vec![&main[..]] };
@@ -494,7 +541,7 @@ impl Renderer {
             let last = half + 1 == halves.len();
             if !first {
                 let copyable = target.texture().usage().contains(wgpu::TextureUsages::COPY_SRC);
-                for layer in &mut self.layers {
+                for (layer, _) in self.layers.iter_mut().zip(&self.hidden).filter(|(_, &h)| !h) {
                     layer.copy_scene(device, &mut encoder, target.texture(), copyable, &self.depth.0);
                 }
             }
@@ -504,9 +551,14 @@ impl Renderer {
                 beginning_of_pass_write_index: if first { w.beginning_of_pass_write_index } else { None },
                 end_of_pass_write_index: if last { w.end_of_pass_write_index } else { None },
             });
-            let load_color = if first { wgpu::LoadOp::Clear(wgpu::Color::BLACK) } else { wgpu::LoadOp::Load };
-            let load_id = if first { wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT) } else { wgpu::LoadOp::Load };
-            let load_depth = if first { wgpu::LoadOp::Clear(0.0) } else { wgpu::LoadOp::Load };
+            // Colour and id are not cleared: the sky, drawn in every mode at the far plane, writes
+            // both wherever no opaque surface did, so every pixel is written before it is read.
+            // A clear costs as much as a full-screen fill (0.15 ms per 4 bytes a pixel on the
+            // H200's few ROPs, BENCHMARKS "Viewer"); the depth clear is the one the sky relies on.
+            // SAFETY: as above, no pixel of either target is read before this frame writes it.
+            let dont_care = || wgpu::LoadOp::DontCare(unsafe { wgpu::LoadOpDontCare::enabled() });
+            let load_color = if first { dont_care() } else { wgpu::LoadOp::Load };
+            let load_id = if first { dont_care() } else { wgpu::LoadOp::Load };
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("main"),
                 color_attachments: &[
@@ -523,9 +575,14 @@ impl Renderer {
                         ops: wgpu::Operations { load: load_id, store: wgpu::StoreOp::Store },
                     }),
                 ],
+                // The second half only reads depth (its pipelines write none), so the layer that
+                // asked for the scene binds this texture instead of copying it.
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                     view: &self.depth.1,
-                    depth_ops: Some(wgpu::Operations { load: load_depth, store: if last { wgpu::StoreOp::Discard } else { wgpu::StoreOp::Store } }),
+                    depth_ops: first.then_some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(0.0),
+                        store: if last { wgpu::StoreOp::Discard } else { wgpu::StoreOp::Store },
+                    }),
                     stencil_ops: None,
                 }),
                 timestamp_writes,
@@ -533,18 +590,28 @@ impl Renderer {
                 multiview_mask: None,
             });
             let bindings = Bindings { frame: &self.frame_group, tiles: &self.tile_group, surface: shadow_group };
+            let marks = &mut self.marks;
+            let mut mark = |pass: &mut wgpu::RenderPass<'_>, label| {
+                if let Some(m) = marks.as_mut() {
+                    m.mark(pass, label);
+                }
+            };
+            mark(&mut pass, PassMarks::HALF);
             for &phase in phases.iter() {
                 // The sky after the opaque surfaces, depth-tested at the far plane: only uncovered
                 // pixels pay for it. Before the overlays, which write no depth and would otherwise
                 // be painted over.
                 if phase == Phase::Sky {
                     self.sky.record(&mut pass, &self.frame_group);
+                    mark(&mut pass, "sky");
                 }
-                for (layer, items) in self.layers.iter().zip(&items) {
+                for ((layer, items), _) in self.layers.iter().zip(&items).zip(&self.hidden).filter(|(_, &h)| !h) {
                     layer.record(phase, frame.mode, &mut pass, &bindings, items);
+                    mark(&mut pass, layer.name());
                 }
                 if phase == Phase::Overlay && frame.mode == ViewMode::Bounds {
                     self.bounds.record(&mut pass, &self.frame_group);
+                    mark(&mut pass, "bounds");
                 }
             }
         }
@@ -559,7 +626,10 @@ impl Renderer {
         if let Some(t) = &self.timer {
             t.resolve(&mut encoder);
         }
-        queue.submit([encoder.finish()]);
+        if let Some(m) = &self.marks {
+            m.resolve(&mut encoder);
+        }
+        self.last_submission = Some(queue.submit([encoder.finish()]));
         self.pick.after_submit();
         self.meter.after_submit();
         report

@@ -54,11 +54,13 @@ pub const WATER_CAMERA_UNDER: u32 = 2;
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct TileUniforms {
     /// The tile-id buffer value (`picking::encode`).
-    pub id: [u32; 2],
+    pub id: u32,
     /// The tile's LOD level, 0 the finest.
     pub level: u32,
     /// Bit 0: the tile is under the cursor (highlighted).
     pub flags: u32,
+    /// Padding to the colour's 16-byte alignment.
+    pub pad: u32,
     /// Linear RGB LOD colour; a = 1.
     pub color: [f32; 4],
 }

@@ -45,5 +45,5 @@ fn tonemap(c: vec3<f32>) -> vec3<f32> {
 // Colour attachments of the main pass: scene colour and the tile id (0 = sky).
 struct SceneOut {
     @location(0) color: vec4<f32>,
-    @location(1) id: vec2<u32>,
+    @location(1) id: u32,
 }

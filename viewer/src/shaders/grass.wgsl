@@ -26,7 +26,7 @@ struct Vary {
     @location(3) light: vec3<f32>,
     @location(4) t: f32,
     @location(5) @interpolate(flat) level: u32,
-    @location(6) @interpolate(flat) pick: vec2<u32>,
+    @location(6) @interpolate(flat) pick: u32,
     @location(7) uv: vec2<f32>,
 }
 
@@ -280,6 +280,6 @@ fn fs_tint(v: TintVary) -> SceneOut {
     }
     var o: SceneOut;
     o.color = vec4<f32>(c, alpha);
-    o.id = vec2<u32>(0u, 0u); // masked out by the pipeline
+    o.id = 0u; // masked out by the pipeline
     return o;
 }

@@ -20,8 +20,7 @@ struct TileInfo {
     spacing: f32,
     size: u32,
     base: u32,           // first word of its samples (3 words a sample: height bits, keep, light)
-    pad: u32,
-    pick: vec2<u32>,
+    pick: u32,
 }
 
 // One drawn blade or flower.

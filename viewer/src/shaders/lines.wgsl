@@ -17,6 +17,6 @@ fn vs_lines(@location(0) position: vec3<f32>, @location(1) color: vec4<f32>) -> 
 fn fs_lines(v: LineVary) -> SceneOut {
     var o: SceneOut;
     o.color = v.color;
-    o.id = vec2<u32>(0u, 0u); // masked out by the pipeline: lines never change the picked tile
+    o.id = 0u; // masked out by the pipeline: lines never change the picked tile
     return o;
 }

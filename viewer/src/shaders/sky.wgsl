@@ -21,6 +21,6 @@ fn fs_sky(v: SkyVary) -> SceneOut {
     let dir = normalize(h.xyz / h.w - frame.camera_pos.xyz);
     var o: SceneOut;
     o.color = vec4<f32>(tonemap(sky_radiance(dir)), 1.0);
-    o.id = vec2<u32>(0u, 0u);
+    o.id = 0u;
     return o;
 }

@@ -7,9 +7,10 @@
 override MODE: u32 = 0u;
 
 struct Tile {
-    id: vec2<u32>,
+    id: u32,
     level: u32,
     flags: u32,              // bit 0: under the cursor
+    pad: u32,
     color: vec4<f32>,        // LOD colour
 }
 

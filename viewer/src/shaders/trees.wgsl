@@ -27,7 +27,7 @@ struct Instance {
     @location(6) light_up: vec4<f32>,     // w: dither threshold t
     @location(7) light_down: vec4<f32>,   // w: 1 when baked
     @location(8) light_side: vec4<f32>,   // w: atlas mip
-    @location(9) id: vec2<u32>,
+    @location(9) id: u32,
     @location(10) seed_rep: vec2<u32>,    // hash; representation | 256 for the farther copy
 }
 
@@ -44,7 +44,7 @@ struct Tree {
     up: vec4<f32>,
     down: vec4<f32>,
     side: vec4<f32>,
-    id: vec2<u32>,
+    id: u32,
     seed_rep: vec2<u32>,
 }
 
@@ -58,7 +58,7 @@ struct MeshVary {
     @location(5) @interpolate(flat) up: vec4<f32>,
     @location(6) @interpolate(flat) down: vec4<f32>,
     @location(7) @interpolate(flat) side: vec4<f32>,
-    @location(8) @interpolate(flat) id: vec2<u32>,
+    @location(8) @interpolate(flat) id: u32,
     @location(9) @interpolate(flat) seed_rep: vec2<u32>,
 }
 
@@ -313,7 +313,7 @@ struct ImpVary {
     @location(7) @interpolate(flat) up: vec4<f32>,
     @location(8) @interpolate(flat) down: vec4<f32>,
     @location(9) @interpolate(flat) side: vec4<f32>,
-    @location(10) @interpolate(flat) id: vec2<u32>,
+    @location(10) @interpolate(flat) id: u32,
     @location(11) @interpolate(flat) seed_rep: vec2<u32>,
 }
 
@@ -513,7 +513,7 @@ fn impostor_hit(v: ImpVary, o: vec3<f32>, d: vec3<f32>) -> Hit {
 
 struct ImpOut {
     @location(0) color: vec4<f32>,
-    @location(1) id: vec2<u32>,
+    @location(1) id: u32,
     @builtin(frag_depth) depth: f32,
 }
 

@@ -13,9 +13,10 @@
 override MODE: u32 = 0u;
 
 struct Tile {
-    id: vec2<u32>,
+    id: u32,
     level: u32,
     flags: u32,
+    pad: u32,
     color: vec4<f32>,
 }
 
@@ -338,7 +339,7 @@ fn vs_full(@builtin(vertex_index) i: u32) -> FullVary {
 fn fs_caustics(v: FullVary) -> SceneOut {
     let px = vec2<i32>(v.clip.xy);
     var o: SceneOut;
-    o.id = vec2<u32>(0u);
+    o.id = 0u;
     o.color = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     let p = scene_point(px);
     let h = frame.water.x - p.z;
@@ -369,7 +370,7 @@ fn fog_transmittance(px: vec2<i32>) -> vec3<f32> {
 @fragment
 fn fs_fog_absorb(v: FullVary) -> SceneOut {
     var o: SceneOut;
-    o.id = vec2<u32>(0u);
+    o.id = 0u;
     o.color = vec4<f32>(fog_transmittance(vec2<i32>(v.clip.xy)), 1.0);
     return o;
 }
@@ -377,7 +378,7 @@ fn fs_fog_absorb(v: FullVary) -> SceneOut {
 @fragment
 fn fs_fog_scatter(v: FullVary) -> SceneOut {
     var o: SceneOut;
-    o.id = vec2<u32>(0u);
+    o.id = 0u;
     o.color = vec4<f32>(tonemap(deep_water()) * (1.0 - fog_transmittance(vec2<i32>(v.clip.xy))), 1.0);
     return o;
 }

@@ -45,7 +45,7 @@ pub struct TileGrass {
     /// World bounds of the ground and everything standing on it.
     pub bounds: ([f32; 3], [f32; 3]),
     /// The tile id as the picking target stores it.
-    pub pick: [u32; 2],
+    pub pick: u32,
 }
 
 impl Decoded for TileGrass {
@@ -85,7 +85,7 @@ impl Decoder for GrassDecoder {
 }
 
 /// Checks a `GRSS` against the shared patches and lays it out. `xy` keys the instances' hashes.
-pub fn decode_tile(map: GrassTile, assets: &GrassAssets, xy: [u32; 2], pick: [u32; 2]) -> Result<TileGrass, String> {
+pub fn decode_tile(map: GrassTile, assets: &GrassAssets, xy: [u32; 2], pick: u32) -> Result<TileGrass, String> {
     let n = map.size as usize;
     let heights: Vec<f32> = map.heights.iter().map(|&h| map.height_min + f32::from(h) * map.height_step).collect();
     let mut samples = Vec::with_capacity(n * n * SAMPLE_WORDS);

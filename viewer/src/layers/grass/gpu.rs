@@ -68,10 +68,8 @@ pub struct GpuTileInfo {
     pub size: u32,
     /// First word of its samples in the shared samples buffer.
     pub base: u32,
-    /// Padding.
-    pub pad: u32,
     /// The tile id as the picking target stores it.
-    pub pick: [u32; 2],
+    pub pick: u32,
 }
 
 /// Bytes of one drawn entry (`Entry`).

@@ -202,7 +202,6 @@ impl GrassLayer {
             spacing: t.data.map.spacing,
             size: t.data.map.size,
             base: t.slot.unwrap_or(0) * self.slot_words as u32,
-            pad: 0,
             pick: t.data.pick,
         }
     }

@@ -79,8 +79,10 @@ fn shadow_pipeline(device: &wgpu::Device, layout: &wgpu::PipelineLayout) -> wgpu
             compilation_options: Default::default(),
             buffers: &[Some(vertex::vertex_layout())],
         },
-        // Both faces: skirts and thin ridges must cast from either side.
-        primitive: wgpu::PrimitiveState { cull_mode: None, ..Default::default() },
+        // Faces turned from the sun are culled: the terrain is closed (skirts are stored with both
+        // windings), so along any sun ray the first surface is one facing it, and the map is the
+        // same with half the triangles rasterised.
+        primitive: wgpu::PrimitiveState { front_face: wgpu::FrontFace::Ccw, cull_mode: Some(wgpu::Face::Back), ..Default::default() },
         depth_stencil: Some(wgpu::DepthStencilState {
             format: SHADOW_FORMAT,
             depth_write_enabled: Some(true),

@@ -26,7 +26,7 @@ pub struct GpuTree {
     /// Irradiance for sideways normals; w: the impostor atlas mip (per frame).
     pub light_side: [f32; 4],
     /// The tile id (picking).
-    pub id: [u32; 2],
+    pub id: u32,
     /// x: a hash of the tree (dither offset, staggered thresholds); y: representation (0–2 mesh
     /// LOD, 3 impostor) | 256 when this copy keeps the dither's lower part (the farther one).
     pub seed_rep: [u32; 2],
@@ -104,7 +104,7 @@ impl Decoder for TreesDecoder {
 
 /// Instances → GPU trees sorted by prototype, with bounds. Checked: prototype indices, finite
 /// values, positive scale.
-pub fn decode_instances(ins: &TreeInstances, lighting: Option<&TreeLighting>, assets: &TreeAssets, id: [u32; 2]) -> Result<TileTrees, String> {
+pub fn decode_instances(ins: &TreeInstances, lighting: Option<&TreeLighting>, assets: &TreeAssets, id: u32) -> Result<TileTrees, String> {
     let mut order: Vec<u32> = (0..ins.instances.len() as u32).collect();
     order.sort_by_key(|&i| ins.instances[i as usize].prototype);
     let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);

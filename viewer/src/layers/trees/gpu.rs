@@ -34,7 +34,7 @@ pub struct AtlasUniforms {
 
 const MESH_ATTRS: [wgpu::VertexAttribute; 4] = wgpu::vertex_attr_array![0 => Float32x3, 1 => Snorm16x4, 2 => Float32x2, 3 => Unorm8x4];
 const TREE_ATTRS: [wgpu::VertexAttribute; 7] =
-    wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4, 8 => Float32x4, 9 => Uint32x2, 10 => Uint32x2];
+    wgpu::vertex_attr_array![4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4, 8 => Float32x4, 9 => Uint32, 10 => Uint32x2];
 
 /// Layout of the prototype vertices (buffer 0 of mesh pipelines).
 pub fn mesh_layout() -> wgpu::VertexBufferLayout<'static> {

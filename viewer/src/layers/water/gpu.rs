@@ -68,9 +68,9 @@ fn array_texture(
     tex.create_view(&wgpu::TextureViewDescriptor { dimension: Some(wgpu::TextureViewDimension::D2Array), ..Default::default() })
 }
 
-/// The scene copy: colour (the target's format) and depth, the size of the frame.
+/// The scene the surface refracts: a copy of the colour (the target's format, the size of the
+/// frame) and the main pass's own depth texture, bound as it is (read-only after the sky phase).
 struct SceneCopy {
-    size: [u32; 2],
     format: wgpu::TextureFormat,
     color: wgpu::Texture,
     depth: wgpu::Texture,
@@ -238,8 +238,9 @@ impl WaterGpu {
         self.pipelines.get(&(kind, mode))
     }
 
-    /// Copies the scene (colour when `copyable`, and depth) into textures of its size, remaking
-    /// them and the bind group when the size or format changed.
+    /// Copies the scene's colour (when `copyable`) into a texture of its size and binds it with
+    /// `depth`, the main pass's depth texture (not copied: the rest of the pass only reads it),
+    /// remaking the copy and the bind group when the size, format or depth texture changed.
     pub fn copy_scene(
         &mut self,
         device: &wgpu::Device,
@@ -249,25 +250,22 @@ impl WaterGpu {
         depth: &wgpu::Texture,
     ) {
         let size = [color.width(), color.height()];
-        if self.scene.as_ref().is_none_or(|s| s.size != size || s.format != color.format()) {
-            let make = |label: &str, format: wgpu::TextureFormat| {
-                device.create_texture(&wgpu::TextureDescriptor {
-                    label: Some(label),
-                    size: wgpu::Extent3d { width: size[0], height: size[1], depth_or_array_layers: 1 },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format,
-                    usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-                    view_formats: &[],
-                })
-            };
-            let scene = SceneCopy {
-                size,
+        if self
+            .scene
+            .as_ref()
+            .is_none_or(|s| s.color.width() != size[0] || s.color.height() != size[1] || s.format != color.format() || s.depth != *depth)
+        {
+            let copy = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("scene colour copy"),
+                size: wgpu::Extent3d { width: size[0], height: size[1], depth_or_array_layers: 1 },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
                 format: color.format(),
-                color: make("scene colour copy", color.format()),
-                depth: make("scene depth copy", DEPTH_FORMAT),
-            };
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            });
+            let scene = SceneCopy { format: color.format(), color: copy, depth: depth.clone() };
             let color_view = scene.color.create_view(&Default::default());
             let depth_view = scene.depth.create_view(&Default::default());
             self.group = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -290,6 +288,5 @@ impl WaterGpu {
         if copyable {
             encoder.copy_texture_to_texture(color.as_image_copy(), scene.color.as_image_copy(), extent);
         }
-        encoder.copy_texture_to_texture(depth.as_image_copy(), scene.depth.as_image_copy(), extent);
     }
 }
