@@ -209,37 +209,20 @@ fn map_height(t: TileInfo, i: u32, j: u32) -> f32 {
     return bitcast<f32>(samples[t.base + (jj * t.size + ii) * 3u]);
 }
 
-// Every other sample: a tile's map has two samples per voxel, its terrain mesh one vertex, and the
-// tint costs as many triangles as the terrain it covers, not four times as many.
+// Every other sample (layers::grass::decode::TINT_STRIDE).
 const TINT_STRIDE: u32 = 2u;
 
-fn map_keep(t: TileInfo, i: u32, j: u32) -> u32 {
-    return samples[t.base + (min(j, t.size - 1u) * t.size + min(i, t.size - 1u)) * 3u + 1u];
-}
-
+// Instance `ii` is tile `ii` of the table, drawn indexed (layers::grass::decode::tint_indices):
+// vertex `vi` is point (vi mod side, vi div side) of the tile's tint grid, and only its cells with
+// grass and no cliff across them have triangles.
 @vertex
 fn vs_tint(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> TintVary {
     let t = tiles[ii];
-    let cells = (t.size - 1u) / TINT_STRIDE;
-    let cell = vi / 6u;
-    let corner = array<vec2<u32>, 6>(vec2<u32>(0u, 0u), vec2<u32>(1u, 0u), vec2<u32>(1u, 1u), vec2<u32>(0u, 0u), vec2<u32>(1u, 1u), vec2<u32>(0u, 1u));
     var o: TintVary;
-    let ci = (cell % max(cells, 1u)) * TINT_STRIDE;
-    let cj = (cell / max(cells, 1u)) * TINT_STRIDE;
     let st = TINT_STRIDE;
-    // Cells beyond this tile's map, without grass, or across a cliff collapse to nothing.
-    let h00 = map_height(t, ci, cj);
-    let h10 = map_height(t, ci + st, cj);
-    let h01 = map_height(t, ci, cj + st);
-    let h11 = map_height(t, ci + st, cj + st);
-    let cliff = max(max(h00, h10), max(h01, h11)) - min(min(h00, h10), min(h01, h11)) > CLIFF * t.spacing * f32(st);
-    if (cell >= cells * cells || cliff || map_keep(t, ci, cj) + map_keep(t, ci + st, cj) + map_keep(t, ci, cj + st) + map_keep(t, ci + st, cj + st) == 0u) {
-        o.clip = vec4<f32>(0.0, 0.0, -1.0, 1.0);
-        return o;
-    }
-    let c = corner[vi % 6u];
-    let i = ci + c.x * st;
-    let j = cj + c.y * st;
+    let side = (t.size - 1u) / st + 1u;
+    let i = (vi % side) * st;
+    let j = (vi / side) * st;
     let k = t.base + (j * t.size + i) * 3u;
     let z = bitcast<f32>(samples[k]);
     let last = t.size - 1u;

@@ -9,7 +9,7 @@ use glam::{Mat4, Vec3};
 use wgpu::util::DeviceExt;
 
 use super::assets::GrassAssets;
-use super::decode::{TileGrass, SAMPLE_WORDS};
+use super::decode::{TileGrass, SAMPLE_WORDS, TINT_STRIDE};
 use super::gpu::{GpuJob, GpuParams, GpuTileInfo, GrassPipelines, ENTRY_BYTES, WORKGROUP};
 use super::select::{instance_mask, tile_in_reach, Lod};
 use crate::layers::{downcast, Bindings, Counts, Decoded, DrawItem, Extent, FrameContext, Layer, LayerInit, Phase};
@@ -26,8 +26,6 @@ pub const IN_DISTANCE: &str = "grass_in_distance";
 pub const DRAWN: &str = "grass_drawn";
 /// Candidate blades the per-frame lists have room for before they grow.
 const ENTRIES_AT_START: u64 = 1 << 22;
-/// Map samples per tint grid step (`TINT_STRIDE` in `grass.wgsl`).
-const TINT_STRIDE: u32 = 2;
 /// Entries per dynamic-offset step (256-byte storage offset alignment).
 const REGION_ALIGN: u64 = 256 / ENTRY_BYTES;
 
@@ -81,8 +79,9 @@ impl Grow {
 struct FrameDraw {
     /// Per list (levels, then flowers): first entry.
     regions: Vec<u32>,
-    tint_tiles: u32,
-    tint_vertices: u32,
+    /// Per tint instance (the first entries of the tile table): its tile's tint indices, as a
+    /// range of `tint_index`.
+    tint: Vec<std::ops::Range<u32>>,
     jobs: usize,
     group: Option<wgpu::BindGroup>,
 }
@@ -96,9 +95,13 @@ pub struct GrassLayer {
     tiles: HashMap<TileId, Resident>,
     resident_bytes: u64,
     slot_words: usize,
+    /// Tint indices a slot has room for (every cell of a map).
+    slot_indices: usize,
     free_slots: Vec<u32>,
     slot_count: u32,
     samples: Grow,
+    /// The tiles' tint triangles, a slot per tile as in `samples`.
+    tint_index: Grow,
     params: wgpu::Buffer,
     table: Grow,
     jobs: Grow,
@@ -150,9 +153,11 @@ impl GrassLayer {
             tiles: HashMap::new(),
             resident_bytes: 0,
             slot_words: 0,
+            slot_indices: 0,
             free_slots: Vec::new(),
             slot_count: 0,
             samples: Grow::new("grass samples", storage | wgpu::BufferUsages::COPY_SRC),
+            tint_index: Grow::new("grass tint indices", wgpu::BufferUsages::INDEX | wgpu::BufferUsages::COPY_SRC),
             params,
             table: Grow::new("grass tiles", storage),
             jobs: Grow::new("grass jobs", storage),
@@ -176,23 +181,28 @@ impl GrassLayer {
         if needed > self.free_slots.len() as u32 {
             let used = self.slot_count - self.free_slots.len() as u32;
             let want = (used + needed).next_power_of_two().max(64).max(self.slot_count * 2);
-            let slot_bytes = (self.slot_words * 4) as u64;
-            let old = self.samples.buffer.take();
-            self.samples.reserve(device, u64::from(want) * slot_bytes);
-            if let Some(old) = old {
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("grass samples grow") });
-                encoder.copy_buffer_to_buffer(&old, 0, self.samples.get(), 0, u64::from(self.slot_count) * slot_bytes);
-                queue.submit([encoder.finish()]);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("grass samples grow") });
+            for (grow, words) in [(&mut self.samples, self.slot_words), (&mut self.tint_index, self.slot_indices)] {
+                let slot_bytes = (words * 4) as u64;
+                let old = grow.buffer.take();
+                grow.reserve(device, u64::from(want) * slot_bytes);
+                if let Some(old) = old {
+                    encoder.copy_buffer_to_buffer(&old, 0, grow.get(), 0, u64::from(self.slot_count) * slot_bytes);
+                }
             }
+            queue.submit([encoder.finish()]);
             self.free_slots.extend((self.slot_count..want).rev());
             self.free_slots.sort_unstable_by(|a, b| b.cmp(a));
             self.slot_count = want;
         }
-        let buffer = self.samples.get().clone();
+        let (samples, indices) = (self.samples.get().clone(), self.tint_index.get().clone());
         for t in self.tiles.values_mut().filter(|t| t.slot.is_none()) {
             let slot = self.free_slots.pop().expect("enough slots");
             t.slot = Some(slot);
-            queue.write_buffer(&buffer, (slot as usize * self.slot_words * 4) as u64, bytemuck::cast_slice(&t.data.samples));
+            queue.write_buffer(&samples, (slot as usize * self.slot_words * 4) as u64, bytemuck::cast_slice(&t.data.samples));
+            if !t.data.tint_indices.is_empty() {
+                queue.write_buffer(&indices, (slot as usize * self.slot_indices * 4) as u64, bytemuck::cast_slice(&t.data.tint_indices));
+            }
         }
     }
 
@@ -245,6 +255,7 @@ impl Layer for GrassLayer {
         }
         if self.slot_words == 0 {
             self.slot_words = data.samples.len();
+            self.slot_indices = (((data.map.size.max(1) - 1) / TINT_STRIDE) as usize).pow(2) * 6;
         } else if data.samples.len() != self.slot_words {
             return Err(format!("grass {key}: a {0}×{0} map, other tiles have {1} samples", data.map.size, self.slot_words / SAMPLE_WORDS));
         }
@@ -270,9 +281,10 @@ impl Layer for GrassLayer {
 
     /// The ground tint's triangles (the blades are counted by `prepare_frame`).
     fn extent(&self, key: TileId) -> Option<Extent> {
-        self.tiles.get(&key).map(|t| {
-            let cells = u64::from((t.data.map.size - 1) / TINT_STRIDE);
-            Extent { min: Vec3::from(t.data.bounds.0), max: Vec3::from(t.data.bounds.1), triangles: 2 * cells * cells }
+        self.tiles.get(&key).map(|t| Extent {
+            min: Vec3::from(t.data.bounds.0),
+            max: Vec3::from(t.data.bounds.1),
+            triangles: t.data.tint_indices.len() as u64 / 3,
         })
     }
 
@@ -293,13 +305,15 @@ impl Layer for GrassLayer {
         // level-0 tiles that hold candidates.
         let mut table: Vec<GpuTileInfo> = Vec::new();
         let mut index: BTreeMap<TileId, u32> = BTreeMap::new();
+        let mut tint = Vec::new();
         for item in view {
             if let Some(t) = self.tiles.get(&item.key) {
                 index.insert(item.key, table.len() as u32);
                 table.push(self.tile_info(t));
+                let first = t.slot.unwrap_or(0) * self.slot_indices as u32;
+                tint.push(first..first + t.data.tint_indices.len() as u32);
             }
         }
-        let tint_tiles = table.len() as u32;
         let s = assets.patch_size;
         let mut jobs: Vec<GpuJob> = Vec::new();
         let mut lists = vec![0u64; levels + 1];
@@ -487,8 +501,7 @@ impl Layer for GrassLayer {
                 wgpu::BindGroupEntry { binding: 5, resource: whole(&self.samples) },
             ],
         });
-        let cells = self.tiles.values().map(|t| (t.data.map.size - 1) / TINT_STRIDE).max().unwrap_or(0);
-        self.frame = FrameDraw { regions, tint_tiles, tint_vertices: cells * cells * 6, jobs: jobs.len(), group: Some(draw_group) };
+        self.frame = FrameDraw { regions, tint, jobs: jobs.len(), group: Some(draw_group) };
         if readback_slot.is_some() || !self.readback.is_empty() {
             self.collect(device, settings.exact_counts && readback_slot.is_some());
         }
@@ -522,13 +535,17 @@ impl Layer for GrassLayer {
                 }
                 self.last_drawn.iter().enumerate().map(|(k, &n)| n * if k < assets.levels { 2 * u64::from(assets.segments[k]) - 1 } else { 4 }).sum()
             }
-            Phase::Transparent if self.frame.tint_tiles > 0 => {
+            Phase::Transparent if self.frame.tint.iter().any(|r| !r.is_empty()) => {
                 pass.set_bind_group(0, b.frame, &[]);
                 pass.set_bind_group(2, b.surface, &[]);
                 pass.set_pipeline(&pipes[2]);
                 pass.set_bind_group(1, group, &[0]);
-                pass.draw(0..self.frame.tint_vertices, 0..self.frame.tint_tiles);
-                u64::from(self.frame.tint_vertices / 3 * self.frame.tint_tiles)
+                pass.set_index_buffer(self.tint_index.get().slice(..), wgpu::IndexFormat::Uint32);
+                // One draw per tile, of its own cells: instance i reads tile i of the table.
+                for (i, r) in (0u32..).zip(&self.frame.tint).filter(|(_, r)| !r.is_empty()) {
+                    pass.draw_indexed(r.clone(), 0, i..i + 1);
+                }
+                self.frame.tint.iter().map(|r| u64::from(r.len() as u32 / 3)).sum()
             }
             _ => 0,
         }
