@@ -25,6 +25,7 @@ struct Water {
     caustic: vec4<f32>,          // xy caustic map shift per unit depth (baked sun → this sun), z flat transmittance, w 1 when the scene colour was copied
     depths: array<vec4<f32>, 2>, // the caustic planes' depths below the surface
     scale: vec4<f32>,            // x shore foam band, y depth over which the waves calm, z the mask's depth scale (world units)
+    copy_rect: vec4<f32>,        // the pixels the scene colour copy holds: x0, y0, x1, y1 (exclusive)
 }
 
 @group(1) @binding(0) var<uniform> tile: Tile;
@@ -136,6 +137,14 @@ fn aces_inverse(y: vec3<f32>) -> vec3<f32> {
 // The radiance the copied pixel showed (undoing the tone curve and the exposure).
 fn scene_radiance(px: vec2<i32>) -> vec3<f32> {
     return aces_inverse(textureLoad(scene_color, px, 0).rgb) / max(frame.sun_color.w, 1e-6);
+}
+
+// How far refraction displaces the scene, as a fraction of the frame's height
+// (layers::water::layer::REFRACT_REACH: the layer copies that much around the water).
+const REFRACT_REACH: f32 = 0.03;
+
+fn clamp_copied(px: vec2<i32>) -> vec2<i32> {
+    return clamp(px, vec2<i32>(water.copy_rect.xy), vec2<i32>(water.copy_rect.zw) - 1);
 }
 
 fn clamp_px(px: vec2<i32>) -> vec2<i32> {
@@ -266,7 +275,7 @@ fn fs_water(v: WaterVary) -> SceneOut {
     // Refraction: the copied scene behind the surface, displaced by the normal (less far away);
     // a displaced pixel in front of the surface is not under it, so the undisplaced one is used.
     let dist = length(cam - v.world);
-    var q = clamp_px(px + vec2<i32>(n.xy * frame.viewport.y * 0.03 / (1.0 + dist * 0.05)));
+    var q = clamp_copied(px + vec2<i32>(n.xy * frame.viewport.y * REFRACT_REACH / (1.0 + dist * 0.05)));
     if (textureLoad(scene_depth, q, 0) > v.clip.z) {
         q = px;
     }

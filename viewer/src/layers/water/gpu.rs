@@ -21,6 +21,8 @@ pub struct WaterUniform {
     /// scale of the water mask's colours: world units, all from the wave patch's size (so a world
     /// of 10 m units and one of 1 m units look alike); w unused.
     pub scale: [f32; 4],
+    /// The part of the frame the scene copy holds, in pixels: x0, y0, x1, y1 (exclusive).
+    pub copy_rect: [f32; 4],
 }
 
 /// Lengths of the shore effects per unit of wave patch ([`WaterUniform::scale`]): foam band, calm
@@ -238,16 +240,17 @@ impl WaterGpu {
         self.pipelines.get(&(kind, mode))
     }
 
-    /// Copies the scene's colour (when `copyable`) into a texture of its size and binds it with
-    /// `depth`, the main pass's depth texture (not copied: the rest of the pass only reads it),
-    /// remaking the copy and the bind group when the size, format or depth texture changed.
+    /// Copies the scene's colour (when `copyable`) inside `rect` (x0, y0, x1, y1) into a texture
+    /// of its size and binds it with `depth`, the main pass's depth texture (not copied: the rest
+    /// of the pass only reads it), remaking the copy and the bind group when the size, format or
+    /// depth texture changed.
     pub fn copy_scene(
         &mut self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
-        color: &wgpu::Texture,
-        copyable: bool,
+        (color, copyable): (&wgpu::Texture, bool),
         depth: &wgpu::Texture,
+        rect: [u32; 4],
     ) {
         let size = [color.width(), color.height()];
         if self
@@ -284,9 +287,20 @@ impl WaterGpu {
             self.scene = Some(scene);
         }
         let Some(scene) = &self.scene else { return };
-        let extent = wgpu::Extent3d { width: size[0], height: size[1], depth_or_array_layers: 1 };
-        if copyable {
-            encoder.copy_texture_to_texture(color.as_image_copy(), scene.color.as_image_copy(), extent);
+        let [x0, y0] = [rect[0].min(size[0]), rect[1].min(size[1])];
+        let extent = wgpu::Extent3d {
+            width: rect[2].min(size[0]).saturating_sub(x0),
+            height: rect[3].min(size[1]).saturating_sub(y0),
+            depth_or_array_layers: 1,
+        };
+        if copyable && extent.width > 0 && extent.height > 0 {
+            let at = |texture| wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d { x: x0, y: y0, z: 0 },
+                aspect: wgpu::TextureAspect::All,
+            };
+            encoder.copy_texture_to_texture(at(color), at(&scene.color), extent);
         }
     }
 }

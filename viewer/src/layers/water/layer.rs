@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use glam::Vec3;
+use glam::{Mat4, Vec2, Vec3};
 use wgpu::util::DeviceExt;
 
 use super::assets::{frame_position, WaveAssets};
@@ -52,6 +52,40 @@ pub struct WaterLayer {
     active: bool,
     /// The last copy included the colour (the window's surface may not allow copies).
     color_copied: bool,
+    /// What this frame copies of the scene's colour (x0, y0, x1, y1): [`copy_rect`].
+    copy_rect: [u32; 4],
+}
+
+/// How far the surface's refraction displaces what it shows, as a fraction of the frame's height
+/// (`REFRACT_REACH` in `water.wgsl`).
+pub const REFRACT_REACH: f32 = 0.03;
+
+/// The part of a `size` frame the surface can read from the scene copy: the screen rectangle of
+/// the drawn tiles' bounds (`boxes`, which hold the waves), widened by the refraction's reach, as
+/// x0, y0, x1, y1; the whole frame when a box reaches behind the camera. The copy is a full-screen
+/// pass's cost on the H200 (BENCHMARKS "Viewer"), and often little water is in view.
+pub fn copy_rect(view_proj: Mat4, size: [u32; 2], boxes: impl IntoIterator<Item = (Vec3, Vec3)>) -> [u32; 4] {
+    let wh = Vec2::new(size[0] as f32, size[1] as f32);
+    let (mut lo, mut hi) = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));
+    for (min, max) in boxes {
+        for i in 0..8 {
+            let p = Vec3::new([min.x, max.x][i & 1], [min.y, max.y][(i >> 1) & 1], [min.z, max.z][i >> 2]);
+            let c = view_proj * p.extend(1.0);
+            if c.w <= 1e-6 {
+                return [0, 0, size[0], size[1]];
+            }
+            let px = Vec2::new(c.x / c.w * 0.5 + 0.5, 0.5 - c.y / c.w * 0.5) * wh;
+            lo = lo.min(px);
+            hi = hi.max(px);
+        }
+    }
+    if lo.x > hi.x {
+        return [0; 4];
+    }
+    let reach = (REFRACT_REACH * wh.y).ceil() + 2.0;
+    let lo = (lo - reach).floor().clamp(Vec2::ZERO, wh);
+    let hi = (hi + reach).ceil().clamp(Vec2::ZERO, wh);
+    [lo.x as u32, lo.y as u32, hi.x as u32, hi.y as u32]
 }
 
 /// The direction of sunlight refracted into the water, as the horizontal shift per unit depth of
@@ -63,18 +97,32 @@ fn shift_per_depth(to_sun: Vec3, ior: f32) -> [f32; 2] {
     [-s.x / ior / down, -s.y / ior / down]
 }
 
+/// Builds the pipelines `mode` draws with (the surface, and the underwater fog the camera may
+/// dive into), if not built yet.
+fn prepare_pipelines(g: &mut WaterGpu, device: &wgpu::Device, mode: ViewMode) {
+    match mode {
+        _ if !draws_in(mode) => {}
+        ViewMode::Caustics => g.prepare(device, Kind::Caustics, 1),
+        m => {
+            g.prepare(device, Kind::Surface, shader_mode(m));
+            g.prepare(device, Kind::FogAbsorb, 0);
+            g.prepare(device, Kind::FogScatter, 0);
+        }
+    }
+}
+
 impl WaterLayer {
     /// The layer; uploads the shared waves when the bake has them.
     pub fn new(init: &LayerInit<'_>) -> Self {
         let assets = init.shared.get::<WaveAssets>(super::NAME).map(|(a, _)| a);
         let gpu = assets.as_ref().map(|a| {
             let mut g = WaterGpu::new(init.device, init.queue, init.layouts, init.color, a);
-            if draws_in(init.mode) {
-                g.prepare(init.device, Kind::Surface, shader_mode(init.mode));
-            }
+            // Every pipeline the first frame's `prepare` would build: built there, they were the
+            // first frame's 30–40 ms on a machine whose driver had not compiled them before.
+            prepare_pipelines(&mut g, init.device, init.mode);
             g
         });
-        WaterLayer { assets, gpu, tiles: BTreeMap::new(), resident_bytes: 0, under: false, active: false, color_copied: true }
+        WaterLayer { assets, gpu, tiles: BTreeMap::new(), resident_bytes: 0, under: false, active: false, color_copied: true, copy_rect: [0; 4] }
     }
 
     /// The resident tile whose water the frame's constants use: the first in (level, y, x) order.
@@ -97,17 +145,8 @@ impl Layer for WaterLayer {
     }
 
     fn prepare(&mut self, device: &wgpu::Device, mode: ViewMode) {
-        let Some(g) = &mut self.gpu else { return };
-        if !draws_in(mode) {
-            return;
-        }
-        match mode {
-            ViewMode::Caustics => g.prepare(device, Kind::Caustics, 1),
-            m => {
-                g.prepare(device, Kind::Surface, shader_mode(m));
-                g.prepare(device, Kind::FogAbsorb, 0);
-                g.prepare(device, Kind::FogScatter, 0);
-            }
+        if let Some(g) = &mut self.gpu {
+            prepare_pipelines(g, device, mode);
         }
     }
 
@@ -175,6 +214,14 @@ impl Layer for WaterLayer {
         for (k, &d) in w.depths.iter().enumerate().take(8) {
             depths[k / 4][k % 4] = d;
         }
+        // Under the surface the fog reads every pixel, and the caustics view is full-screen.
+        let size = [ctx.uniforms.viewport[0] as u32, ctx.uniforms.viewport[1] as u32];
+        self.copy_rect = if self.under || ctx.mode == ViewMode::Caustics {
+            [0, 0, size[0], size[1]]
+        } else {
+            let boxes = view.iter().filter_map(|i| self.tiles.get(&i.key)).map(|t| (Vec3::from(t.data.bounds.0), Vec3::from(t.data.bounds.1)));
+            copy_rect(Mat4::from_cols_array_2d(&ctx.uniforms.view_proj), size, boxes)
+        };
         let view_shift = shift_per_depth(Vec3::from_slice(&ctx.uniforms.sun_dir[..3]), w.ior);
         let baked_shift = shift_per_depth(Vec3::from(w.sun_direction), w.ior);
         let u = WaterUniform {
@@ -182,6 +229,7 @@ impl Layer for WaterLayer {
             caustic: [baked_shift[0] - view_shift[0], baked_shift[1] - view_shift[1], w.flat_transmittance, self.color_copied as u32 as f32],
             depths,
             scale: [SHORE_SCALE[0] * w.patch_size, SHORE_SCALE[1] * w.patch_size, SHORE_SCALE[2] * w.patch_size, 0.0],
+            copy_rect: self.copy_rect.map(|v| v as f32),
         };
         ctx.queue.write_buffer(&g.uniform, 0, bytemuck::bytes_of(&u));
         counts
@@ -200,7 +248,7 @@ impl Layer for WaterLayer {
         depth: &wgpu::Texture,
     ) {
         let Some(g) = &mut self.gpu else { return };
-        g.copy_scene(device, encoder, color, color_copyable, depth);
+        g.copy_scene(device, encoder, (color, color_copyable), depth, self.copy_rect);
         self.color_copied = color_copyable;
         self.active = true;
     }
@@ -267,6 +315,28 @@ mod tests {
         assert!(dx.abs() < 0.6 / 0.8, "{dx}: refraction bends the ray toward the vertical");
         let sin_t: f32 = 0.6 / 1.333;
         assert!((dx.abs() - sin_t / (1.0 - sin_t * sin_t).sqrt()).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_copy_covers_the_water_on_screen_and_the_refractions_reach() {
+        let size = [400, 200];
+        let camera = Mat4::perspective_rh(1.0, 2.0, 0.1, 100.0) * Mat4::look_at_rh(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y);
+        // A small box straight ahead: a small rectangle around the centre, widened by the reach.
+        let r = copy_rect(camera, size, [(Vec3::new(-0.5, -0.5, -20.0), Vec3::new(0.5, 0.5, -19.0))]);
+        let reach = (REFRACT_REACH * 200.0).ceil() as u32 + 2;
+        assert!(r[0] < 200 && r[2] > 200 && r[1] < 100 && r[3] > 100, "{r:?}");
+        assert!(r[2] - r[0] < 2 * reach + 40 && r[3] - r[1] < 2 * reach + 40, "{r:?}");
+        // Two boxes: their union. Off to the left edge: clamped to the frame.
+        let two = copy_rect(
+            camera,
+            size,
+            [(Vec3::new(-0.5, -0.5, -20.0), Vec3::new(0.5, 0.5, -19.0)), (Vec3::new(-30.0, 0.0, -20.0), Vec3::new(-29.0, 1.0, -19.0))],
+        );
+        assert_eq!(two[0], 0);
+        assert!(two[2] == r[2] && two[3] == r[3], "{two:?} {r:?}");
+        // A box reaching behind the camera: the whole frame. Nothing in view: nothing.
+        assert_eq!(copy_rect(camera, size, [(Vec3::new(-1.0, -1.0, -5.0), Vec3::new(1.0, 1.0, 5.0))]), [0, 0, 400, 200]);
+        assert_eq!(copy_rect(camera, size, []), [0; 4]);
     }
 
     #[test]
