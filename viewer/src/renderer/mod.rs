@@ -12,6 +12,7 @@ pub mod gpu_timer;
 pub mod meter;
 pub mod pick;
 pub mod shadow_fit;
+mod targets;
 pub mod uniforms;
 
 use std::collections::HashMap;
@@ -27,12 +28,13 @@ use crate::passes::hud::{HudLine, HudPass};
 use crate::passes::noise;
 use crate::passes::shadow::{Caster, ShadowPass, SHADOW_MAP_SIZE, SHADOW_MAP_SIZE_CPU};
 use crate::passes::sky::SkyPass;
-use crate::passes::{Layouts, DEPTH_FORMAT, ID_FORMAT};
+use crate::passes::Layouts;
 use crate::streaming::{DecodedTile, TileId};
 use crate::view_mode::{lod_color, ViewMode};
 use gpu_timer::{GpuTimer, PassMarks, PassTimes, Span};
 use meter::Meter;
 use pick::PickReadback;
+use targets::{depth_and_id, tile_uniforms};
 use uniforms::{FrameUniforms, Lighting, TileUniforms, TILE_HIGHLIGHT};
 
 /// What the renderer needs to know about the world (from the manifest).
@@ -152,52 +154,6 @@ pub struct Renderer {
     marks: Option<PassMarks>,
     /// The submission of the last frame (a front end waits for it to bound the frames in flight).
     last_submission: Option<wgpu::SubmissionIndex>,
-}
-
-fn target(device: &wgpu::Device, label: &str, format: wgpu::TextureFormat, size: [u32; 2], usage: wgpu::TextureUsages) -> wgpu::Texture {
-    device.create_texture(&wgpu::TextureDescriptor {
-        label: Some(label),
-        size: wgpu::Extent3d { width: size[0].max(1), height: size[1].max(1), depth_or_array_layers: 1 },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | usage,
-        view_formats: &[],
-    })
-}
-
-/// The depth target and the tile-id target (copyable, for picking) of a `size` frame.
-type DepthAndId = ((wgpu::Texture, wgpu::TextureView), (wgpu::Texture, wgpu::TextureView));
-
-fn depth_and_id(device: &wgpu::Device, size: [u32; 2]) -> DepthAndId {
-    let depth = target(device, "depth", DEPTH_FORMAT, size, wgpu::TextureUsages::TEXTURE_BINDING);
-    let depth = (depth.clone(), depth.create_view(&Default::default()));
-    let id = target(device, "tile id", ID_FORMAT, size, wgpu::TextureUsages::COPY_SRC);
-    let id_view = id.create_view(&Default::default());
-    (depth, (id, id_view))
-}
-
-fn tile_uniforms(device: &wgpu::Device, layouts: &Layouts, stride: u32, capacity: usize) -> (wgpu::Buffer, wgpu::BindGroup) {
-    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("tile uniforms"),
-        size: stride as u64 * capacity as u64,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("tile uniforms"),
-        layout: &layouts.tile,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &buffer,
-                offset: 0,
-                size: wgpu::BufferSize::new(std::mem::size_of::<TileUniforms>() as u64),
-            }),
-        }],
-    });
-    (buffer, group)
 }
 
 /// A scoped thread's result, its panic passed on.
