@@ -355,8 +355,12 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         off.gpu.take_error()?;
     }
     if let Some((j, _, complete, report)) = in_flight.take() {
+        // The last frame has no successor to overlap: its time runs to its own completion, and
+        // waiting for that is part of it.
+        let waiting = Instant::now();
         let gpu = off.session.renderer.pass_times(&off.gpu)?;
         off.gpu.wait_idle()?;
+        records[j].wait_ms += waiting.elapsed().as_secs_f64() * 1e3;
         off.frame_done(o, &mut records[j], starts[j], gpu, complete, report, &mut parts);
     }
     // A frame's time runs to the next frame's start; the last one's to its GPU completion.
