@@ -91,3 +91,24 @@ fn the_line_reader_finds_every_named_module() {
     assert_eq!(names("let x = crate::rays::Bvh::build(p, i)? + crate::mem::huge_vec(3);"), ["rays", "mem"]);
     assert!(names("use super::x;").is_empty());
 }
+
+/// Whether a source line puts `Debug` text into a cache key (ARCHITECTURE.md, "Cache keys").
+fn debug_text_in_key(line: &str) -> bool {
+    (line.contains("settings_hash(") || line.contains(".with(")) && line.contains(":?}")
+}
+
+#[test]
+fn cache_keys_take_no_debug_text() {
+    let mut files = Vec::new();
+    sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline"), &mut files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.to_string_lossy().ends_with("_tests.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| debug_text_in_key(l)) {
+            found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+        }
+    }
+    assert!(found.is_empty(), "Debug text in a cache key (use settings_hash of the value):\n{}", found.join("\n"));
+    assert!(debug_text_in_key(r#"            .with("waves", settings_hash(&format!("{waves:?}")))"#));
+    assert!(!debug_text_in_key(r#"            .with("waves", settings_hash(&waves))"#));
+}

@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack c976b1cb8c4461e2
-tiles/L0_0_0.kpack 808fccfade521a4d
-tiles/L0_0_1.kpack b796bc1a8998d037
-tiles/L0_0_2.kpack 5b591b65a22a3c61
-tiles/L0_0_3.kpack 9d646502e6e5dcd0
-tiles/L0_1_0.kpack b48b013390a0728b
-tiles/L0_1_1.kpack 9c524f87733dae95
-tiles/L0_1_2.kpack 0fe1652a3fa9e959
-tiles/L0_1_3.kpack 803ec13f3f9a6b8e
-tiles/L0_2_0.kpack 4b369f0490c908a5
-tiles/L0_2_1.kpack 80a1f43e3dc1023e
-tiles/L0_2_2.kpack 27e9779acc4c05c6
-tiles/L0_2_3.kpack 61c7ce872f8e9051
-tiles/L0_3_0.kpack 16ba5e7ba5f05fdd
-tiles/L0_3_1.kpack d052e9ecf49053ab
-tiles/L0_3_2.kpack 3666e28fc4f07e52
-tiles/L0_3_3.kpack c747a51c4584955b
-tiles/L1_0_0.kpack d8134170efd5b064
-tiles/L1_0_1.kpack 2c7828c45195c6c0
-tiles/L1_1_0.kpack 311a6ad3a1df0557
-tiles/L1_1_1.kpack 1e52c3447c294b13
-tiles/L2_0_0.kpack 6a2782feafe0b4e6
+manifest.kpack ebd1df5b26e2b809
+tiles/L0_0_0.kpack 53b6e83ca048b45b
+tiles/L0_0_1.kpack 366af0b712316c8f
+tiles/L0_0_2.kpack 166dafb5c1ad6960
+tiles/L0_0_3.kpack 0f3a01b9e70a6b92
+tiles/L0_1_0.kpack ac71be6b000d7c8f
+tiles/L0_1_1.kpack 89504487e498d74c
+tiles/L0_1_2.kpack 162e33fd25b8f730
+tiles/L0_1_3.kpack 1b70b1a96dd2a14f
+tiles/L0_2_0.kpack 7954eec3a4964f25
+tiles/L0_2_1.kpack 092658ef256ee631
+tiles/L0_2_2.kpack 946a603271ab5f5c
+tiles/L0_2_3.kpack c76691226434a7d1
+tiles/L0_3_0.kpack 355df34556af4ae1
+tiles/L0_3_1.kpack dfcdbb7a344e587a
+tiles/L0_3_2.kpack b032fabab5a02d8e
+tiles/L0_3_3.kpack ec0dca2541abeed1
+tiles/L1_0_0.kpack 35fd2bccbd544b30
+tiles/L1_0_1.kpack c7c65b06405b4a1c
+tiles/L1_1_0.kpack 40c1279c5b9bfa35
+tiles/L1_1_1.kpack a272befc44ded80b
+tiles/L2_0_0.kpack f4e5cd894be1b24e
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

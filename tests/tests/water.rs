@@ -313,30 +313,30 @@ fn verify_refuses_a_tile_whose_waves_are_not_the_listed_pack() {
 /// xxh3 of every pack of the lagoon, by path inside the bake (the waves pack and every tile, which
 /// names it, follow the wave generator: re-pin with it).
 const LAGOON_PACKS: &str = "\
-manifest.kpack 27c848cf98442459
+manifest.kpack cd41f092db99135a
 shared/grass-patches.kpack ceaef4b7cf6fa83c
-shared/water-waves.kpack c7344ea3f219213f
-tiles/L0_0_0.kpack 8bcc80a27da8c9ca
-tiles/L0_0_1.kpack e105f2de4ee6d8d3
-tiles/L0_0_2.kpack 27a51a49358c8448
-tiles/L0_0_3.kpack 4df7fd930c45d69b
-tiles/L0_1_0.kpack 499a8e42c7ba0002
-tiles/L0_1_1.kpack 38b1e2c5ee245d6d
-tiles/L0_1_2.kpack 44de67b966f30465
-tiles/L0_1_3.kpack 9732abe40619b18a
-tiles/L0_2_0.kpack 62e69e01a7fea07c
-tiles/L0_2_1.kpack 13ca5e93fe5d7561
-tiles/L0_2_2.kpack 0323ac52e9c4b2e0
-tiles/L0_2_3.kpack e14e9dea2a14a157
-tiles/L0_3_0.kpack 9896d76c9e314ce4
-tiles/L0_3_1.kpack 097211fad0608213
-tiles/L0_3_2.kpack a127583771b8d576
-tiles/L0_3_3.kpack 71609e6fa04cb619
-tiles/L1_0_0.kpack 36a1f0ec4dc10a43
-tiles/L1_0_1.kpack 32e3af2815671c93
-tiles/L1_1_0.kpack ef4aa637088b7c91
-tiles/L1_1_1.kpack 497754c917e4cd72
-tiles/L2_0_0.kpack 4b2e8148b412cec6
+shared/water-waves.kpack 680e1c7cbb408819
+tiles/L0_0_0.kpack 70e3567de9e5bd6f
+tiles/L0_0_1.kpack 7f7bf84a8a217b42
+tiles/L0_0_2.kpack 56f786bf92069460
+tiles/L0_0_3.kpack cd20d4945e8c1497
+tiles/L0_1_0.kpack 14cf4c4dfa74936d
+tiles/L0_1_1.kpack 8d269d6dae89d83f
+tiles/L0_1_2.kpack 0bbc377823f59cb8
+tiles/L0_1_3.kpack 51e78c65f2280402
+tiles/L0_2_0.kpack e5b27e270a124dc2
+tiles/L0_2_1.kpack 936df818e9821499
+tiles/L0_2_2.kpack 3b9a887794dab202
+tiles/L0_2_3.kpack da10ef6db3eca92c
+tiles/L0_3_0.kpack 63b1a3e2055890da
+tiles/L0_3_1.kpack e41bcd37cc0d626d
+tiles/L0_3_2.kpack 0b3f05b07a4ae07a
+tiles/L0_3_3.kpack 5748db7ef83e979e
+tiles/L1_0_0.kpack 1e68f1fa5b46ba31
+tiles/L1_0_1.kpack 75de22ce9f71bfd3
+tiles/L1_1_0.kpack c08f67a1a4d24f1f
+tiles/L1_1_1.kpack d4b795305063fbf8
+tiles/L2_0_0.kpack 7f2c07f5e3787ed4
 ";
 
 #[test]

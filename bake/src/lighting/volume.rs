@@ -31,7 +31,7 @@ const BINS: usize = 6;
 const SLABS: usize = 16;
 
 /// Where the volume lies and how finely it is divided.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct VolumeDesc {
     /// World-space corner with the lowest coordinates.
     pub min: [f32; 3],

@@ -31,7 +31,7 @@ use build::{depth_step, sun_direction};
 
 /// Version of the water products' algorithms (flood fill, depth and shore grids, wave conversion,
 /// tile maps): bump it whenever their output for the same inputs changes.
-const WATER_VERSION: u32 = 1;
+const WATER_VERSION: u32 = 2;
 
 /// Why a water product failed.
 #[derive(Debug, thiserror::Error)]
@@ -186,8 +186,8 @@ impl WorldProduct for WaterWavesProduct {
         let waves = wave_spec(spec, world.spec.seed);
         let caustics = caustic_spec(spec, &world.spec.lighting);
         Ok(StageInputs::new("water waves", WATER_VERSION)
-            .with("waves", settings_hash(&format!("{waves:?}")))
-            .with("caustics", settings_hash(&format!("{caustics:?}")))
+            .with("waves", settings_hash(&waves))
+            .with("caustics", settings_hash(&caustics))
             .with("world name", settings_hash(&world.spec.name)))
     }
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {

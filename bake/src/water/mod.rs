@@ -34,7 +34,7 @@ pub use spectrum::{jonswap, jonswap_peak_frequency, GRAVITY};
 use kiln_formats::sections::{MAX_CAUSTIC_DEPTHS, MAX_WAVE_FRAMES, WAVE_RESOLUTION};
 
 /// The ocean spectrum the wave amplitudes follow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Spectrum {
     /// JONSWAP (Hasselmann et al. 1973): a fetch-limited sea, peak frequency and energy from wind
     /// speed and fetch, spread over directions by a one-sided cos² around the wind.
@@ -44,8 +44,9 @@ pub enum Spectrum {
     Phillips,
 }
 
-/// What to bake: the spectrum, the patch and the loop.
-#[derive(Clone, Debug, PartialEq)]
+/// What to bake: the spectrum, the patch and the loop. Serialised (JSON) into the stage cache's
+/// keys, a defined encoding that two machines agree on.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct WaveSpec {
     /// The spectrum's shape.
     pub spectrum: Spectrum,
@@ -86,8 +87,8 @@ pub struct WaveFrames {
     pub normals: Vec<[f32; 3]>,
 }
 
-/// How the caustics are cast.
-#[derive(Clone, Debug, PartialEq)]
+/// How the caustics are cast (serialised into cache keys, as [`WaveSpec`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CausticSpec {
     /// Unit direction toward the sun (z > 0).
     pub sun_direction: [f32; 3],
@@ -98,7 +99,7 @@ pub struct CausticSpec {
 }
 
 /// The receiving planes' depths below the mean surface.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub enum CausticDepths {
     /// This many planes, spread from where the pattern forms to where its contrast has washed out
     /// (`caustics` module documentation).
