@@ -10,6 +10,11 @@ const W: u32 = 1920;
 const H: u32 = 1080;
 const REPS: usize = 25;
 
+/// Timestamps 0 and 1 at the start and end of a render pass: what [`Probe::time`] reads.
+fn whole_pass(q: &wgpu::QuerySet) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+    Some(wgpu::RenderPassTimestampWrites { query_set: q, beginning_of_pass_write_index: Some(0), end_of_pass_write_index: Some(1) })
+}
+
 /// Vertex buffer, index buffer, index count.
 type Mesh = (wgpu::Buffer, wgpu::Buffer, u32);
 /// A mesh drawn with a uniform offset index over an index range.
@@ -276,11 +281,7 @@ fn main() {
                     depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Store }),
                     stencil_ops: None,
                 }),
-                timestamp_writes: Some(wgpu::RenderPassTimestampWrites {
-                    query_set: q,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
+                timestamp_writes: whole_pass(q),
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
@@ -324,11 +325,7 @@ fn main() {
                     depth_ops: Some(wgpu::Operations { load, store }),
                     stencil_ops: None,
                 }),
-                timestamp_writes: Some(wgpu::RenderPassTimestampWrites {
-                    query_set: q,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
+                timestamp_writes: whole_pass(q),
                 occlusion_query_set: None,
                 multiview_mask: None,
             });

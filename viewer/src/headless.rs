@@ -324,12 +324,12 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         last = off.frame(o, &camera, shown_ms, last, false);
         let submitted = Instant::now();
         let complete = off.session.complete();
-        if let Some((j, done, complete, report)) = in_flight.take() {
+        if let Some((j, done, was_complete, report)) = in_flight.take() {
             let gpu = off.session.renderer.previous_pass_times(&off.gpu, done.clone())?;
             if gpu.is_none() {
                 off.gpu.wait_for(done)?;
             }
-            off.frame_done(o, &mut records[j], starts[j], gpu, complete, report, &mut parts);
+            off.frame_done(o, &mut records[j], starts[j], gpu, was_complete, report, &mut parts);
         }
         let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
         records.push(FrameRecord {
@@ -374,7 +374,7 @@ fn fly(off: &mut Offscreen, o: &HeadlessOptions, points: &[flypath::PathPoint]) 
         frames: ms.len(),
         frame_ms: q,
         latency_ms: flypath::percentiles(&records.iter().map(|r| r.latency_ms).collect::<Vec<_>>()),
-        frames_in_flight: 2,
+        frames_in_flight: crate::renderer::gpu_timer::FRAMES_IN_FLIGHT,
         gpu_main_parts_ms: parts.iter().map(|(l, v)| (l.to_string(), flypath::percentiles(v))).collect(),
         phases: flypath::PhaseStats::of(&records),
         slowest_frames: flypath::slowest(&records, 8),

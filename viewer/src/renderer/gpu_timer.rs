@@ -26,6 +26,30 @@ const BYTES: u64 = QUERIES as u64 * 8;
 /// wgpu requires.
 const RESOLVE_STRIDE: u64 = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
 
+/// The readback slot of the frame begun `frames_ago` frames before the latest of `frames` begun.
+fn ring_slot(frames: usize, frames_ago: usize) -> usize {
+    frames.saturating_sub(1 + frames_ago) % FRAMES_IN_FLIGHT
+}
+
+/// Maps `readback` once `done` (or, for `None`, all submitted work) has finished on the GPU and
+/// returns its first `count` timestamps; `what` names the readback in errors.
+fn read_ticks(gpu: &Gpu, readback: &wgpu::Buffer, done: Option<wgpu::SubmissionIndex>, count: usize, what: &str) -> Result<Vec<u64>, ViewerError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    readback.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.device.poll(wgpu::PollType::Wait { submission_index: done, timeout: None }).map_err(|e| ViewerError::Gpu(e.to_string()))?;
+    rx.recv()
+        .map_err(|_| ViewerError::Gpu(format!("{what} readback never completed")))?
+        .map_err(|e| ViewerError::Gpu(format!("{what} readback failed: {e}")))?;
+    let ticks = {
+        let view = readback.get_mapped_range(..).map_err(|e| ViewerError::Gpu(format!("{what} readback failed: {e}")))?;
+        view.chunks_exact(8).take(count).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect()
+    };
+    readback.unmap();
+    Ok(ticks)
+}
+
 /// GPU milliseconds per pass of one frame (0 for a pass the frame did not run).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PassTimes {
@@ -77,7 +101,7 @@ impl GpuTimer {
     }
 
     fn slot(&self, frames_ago: usize) -> usize {
-        (self.frames.saturating_sub(1 + frames_ago)) % FRAMES_IN_FLIGHT
+        ring_slot(self.frames, frames_ago)
     }
 
     /// Starts recording a frame: no span written yet.
@@ -115,20 +139,7 @@ impl GpuTimer {
     /// or for all submitted work when `None`; never for a later frame.
     pub fn read(&self, gpu: &Gpu, frames_ago: usize, done: Option<wgpu::SubmissionIndex>) -> Result<PassTimes, ViewerError> {
         let slot = self.slot(frames_ago.min(FRAMES_IN_FLIGHT - 1));
-        let readback = &self.readback[slot];
-        let (tx, rx) = std::sync::mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        gpu.device.poll(wgpu::PollType::Wait { submission_index: done, timeout: None }).map_err(|e| ViewerError::Gpu(e.to_string()))?;
-        rx.recv()
-            .map_err(|_| ViewerError::Gpu("timestamp readback never completed".into()))?
-            .map_err(|e| ViewerError::Gpu(format!("timestamp readback failed: {e}")))?;
-        let ticks: [u64; QUERIES as usize] = {
-            let view = readback.get_mapped_range(..).map_err(|e| ViewerError::Gpu(format!("timestamp readback failed: {e}")))?;
-            bytemuck::pod_read_unaligned(&view[..BYTES as usize])
-        };
-        readback.unmap();
+        let ticks = read_ticks(gpu, &self.readback[slot], done, QUERIES as usize, "timestamp")?;
         let written = self.written[slot];
         let ms = |span: Span| {
             let i = span as usize;
@@ -187,7 +198,7 @@ impl PassMarks {
     }
 
     fn slot(&self, frames_ago: usize) -> usize {
-        (self.frames.saturating_sub(1 + frames_ago)) % FRAMES_IN_FLIGHT
+        ring_slot(self.frames, frames_ago)
     }
 
     /// Starts recording a frame.
@@ -225,20 +236,7 @@ impl PassMarks {
         if labels.len() < 2 {
             return Ok(Vec::new());
         }
-        let readback = &self.readback[slot];
-        let (tx, rx) = std::sync::mpsc::channel();
-        readback.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        gpu.device.poll(wgpu::PollType::Wait { submission_index: done, timeout: None }).map_err(|e| ViewerError::Gpu(e.to_string()))?;
-        rx.recv()
-            .map_err(|_| ViewerError::Gpu("pass marks readback never completed".into()))?
-            .map_err(|e| ViewerError::Gpu(format!("pass marks readback failed: {e}")))?;
-        let ticks: Vec<u64> = {
-            let view = readback.get_mapped_range(..).map_err(|e| ViewerError::Gpu(format!("pass marks readback failed: {e}")))?;
-            view.chunks_exact(8).take(labels.len()).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect()
-        };
-        readback.unmap();
+        let ticks = read_ticks(gpu, &self.readback[slot], done, labels.len(), "pass marks")?;
         Ok(spans(labels, &ticks, self.period_ns))
     }
 }
