@@ -41,9 +41,8 @@ struct MeshVertex {
 // A tree's per-instance values as the fragment stage uses them.
 struct Tree {
     tint: vec3<f32>,
-    up: vec4<f32>,
-    down: vec4<f32>,
-    side: vec4<f32>,
+    dither: f32,          // the cross-fade's threshold t (0: not fading)
+    baked: bool,          // the bake lit this tree (else the hemisphere fallback)
     id: u32,
     seed_rep: vec2<u32>,
 }
@@ -54,12 +53,11 @@ struct MeshVary {
     @location(1) normal: vec3<f32>,
     @location(2) uv: vec2<f32>,
     @location(3) ao: f32,
-    @location(4) @interpolate(flat) tint: vec3<f32>,
-    @location(5) @interpolate(flat) up: vec4<f32>,
-    @location(6) @interpolate(flat) down: vec4<f32>,
-    @location(7) @interpolate(flat) side: vec4<f32>,
-    @location(8) @interpolate(flat) id: u32,
-    @location(9) @interpolate(flat) seed_rep: vec2<u32>,
+    @location(4) ambient: vec3<f32>,                           // baked irradiance for the normal, × AO
+    @location(5) @interpolate(flat) tint: vec3<f32>,
+    @location(6) @interpolate(flat) dither_baked: vec2<f32>,
+    @location(7) @interpolate(flat) id: u32,
+    @location(8) @interpolate(flat) seed_rep: vec2<u32>,
 }
 
 fn rotate_z(v: vec3<f32>, yaw: f32) -> vec3<f32> {
@@ -70,32 +68,48 @@ fn rotate_z(v: vec3<f32>, yaw: f32) -> vec3<f32> {
 
 
 fn mesh_tree(v: MeshVary) -> Tree {
-    return Tree(v.tint, v.up, v.down, v.side, v.id, v.seed_rep);
+    return Tree(v.tint, v.dither_baked.x, v.dither_baked.y > 0.5, v.id, v.seed_rep);
 }
 
 fn imp_tree(v: ImpVary) -> Tree {
-    return Tree(v.tint, v.up, v.down, v.side, v.id, v.seed_rep);
+    return Tree(v.tint, v.up.w, v.down.w > 0.5, v.id, v.seed_rep);
 }
 
 fn mesh_world(v: MeshVertex, i: Instance) -> vec3<f32> {
     return i.pos_yaw.xyz + rotate_z(v.position * i.scale_tint.x, i.pos_yaw.w);
 }
 
-@vertex
-fn vs_mesh(v: MeshVertex, i: Instance) -> MeshVary {
+// The ambient light varies smoothly over a mesh (a linear blend of three baked values by the
+// normal), so the vertices compute it and the fragments interpolate one colour instead of
+// carrying the three per-instance values: fewer varyings, which bound the mesh trees' draws.
+fn mesh_vary(v: MeshVertex, i: Instance, two_sided: bool) -> MeshVary {
     var o: MeshVary;
     o.world = mesh_world(v, i);
     o.clip = frame.view_proj * vec4<f32>(o.world, 1.0);
     o.normal = rotate_z(v.normal.xyz, i.pos_yaw.w);
     o.uv = v.uv;
     o.ao = v.ao.x;
+    var n = normalize(o.normal);
+    // A leaf is lit on the side the eye sees (its fragments turn the normal the same way).
+    if (two_sided && dot(n, frame.camera_pos.xyz - o.world) < 0.0) {
+        n = -n;
+    }
+    o.ambient = ambient(i.light_up, i.light_down, i.light_side, n) * v.ao.x;
     o.tint = i.scale_tint.yzw;
-    o.up = i.light_up;
-    o.down = i.light_down;
-    o.side = i.light_side;
+    o.dither_baked = vec2<f32>(i.light_up.w, i.light_down.w);
     o.id = i.id;
     o.seed_rep = i.seed_rep;
     return o;
+}
+
+@vertex
+fn vs_mesh(v: MeshVertex, i: Instance) -> MeshVary {
+    return mesh_vary(v, i, false);
+}
+
+@vertex
+fn vs_leaf(v: MeshVertex, i: Instance) -> MeshVary {
+    return mesh_vary(v, i, true);
 }
 
 struct ShadowMeshVary {
@@ -123,7 +137,7 @@ fn fs_leaf_shadow(v: ShadowMeshVary) {
 // The complementary cross-fade: the nearer representation keeps noise in [t, 1), the farther one
 // [0, t); each tree reads the noise at its own offset.
 fn dither_keep(pixel: vec2<f32>, t: Tree) -> bool {
-    let thr = t.up.w;
+    let thr = t.dither;
     if (thr <= 0.0) {
         return true;
     }
@@ -138,9 +152,9 @@ fn dither_keep(pixel: vec2<f32>, t: Tree) -> bool {
 
 // Baked irradiance at the crown for normal n: lerp(side, up, n.z) above, lerp(side, down, -n.z)
 // below; the hemisphere fallback where the bake has none.
-fn ambient(t: Tree, n: vec3<f32>) -> vec3<f32> {
-    if (t.down.w > 0.5) {
-        return select(mix(t.side.rgb, t.down.rgb, -n.z), mix(t.side.rgb, t.up.rgb, n.z), n.z >= 0.0);
+fn ambient(up: vec4<f32>, down: vec4<f32>, side: vec4<f32>, n: vec3<f32>) -> vec3<f32> {
+    if (down.w > 0.5) {
+        return select(mix(side.rgb, down.rgb, -n.z), mix(side.rgb, up.rgb, n.z), n.z >= 0.0);
     }
     let hemisphere = mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5);
     return hemisphere * frame.ground.w;
@@ -148,15 +162,15 @@ fn ambient(t: Tree, n: vec3<f32>) -> vec3<f32> {
 
 const REP_COLORS = array<vec3<f32>, 4>(vec3<f32>(0.95, 0.12, 0.10), vec3<f32>(0.95, 0.80, 0.10), vec3<f32>(0.15, 0.85, 0.20), vec3<f32>(0.15, 0.30, 0.95));
 
-// `leaf`: light through the leaf from behind adds a little (translucency).
-fn shade(t: Tree, world: vec3<f32>, n: vec3<f32>, albedo: vec3<f32>, ao: f32, leaf: bool) -> vec3<f32> {
+// `irr`: the ambient light (baked irradiance × AO). `leaf`: light through the leaf from behind
+// adds a little (translucency).
+fn shade(t: Tree, world: vec3<f32>, n: vec3<f32>, albedo: vec3<f32>, irr: vec3<f32>, ao: f32, leaf: bool) -> vec3<f32> {
     let ndl = dot(n, frame.sun_dir.xyz);
     let vis = sun_visibility(world, n * sign(ndl + 1e-4), 0.001);
     var direct = max(ndl, 0.0);
     if (leaf) {
         direct += 0.3 * max(-ndl, 0.0);
     }
-    let irr = ambient(t, n) * ao;
     if (MODE == 1u) {
         let c = REP_COLORS[min(t.seed_rep.y & 255u, 3u)];
         return c * (0.55 + 0.45 * max(ndl, 0.0));
@@ -165,7 +179,7 @@ fn shade(t: Tree, world: vec3<f32>, n: vec3<f32>, albedo: vec3<f32>, ao: f32, le
     } else if (MODE == 3u) {
         return n * 0.5 + 0.5;
     } else if (MODE == 4u) {
-        return select(vec3<f32>(0.5), tonemap(irr), t.down.w > 0.5);
+        return select(vec3<f32>(0.5), tonemap(irr), t.baked);
     }
     let c = albedo * t.tint * (frame.sun_color.rgb * direct * vis + irr);
     return tonemap(fog_over(c, world));
@@ -185,7 +199,7 @@ fn fs_bark(v: MeshVary) -> SceneOut {
     if (!dither_keep(v.clip.xy, t)) {
         discard;
     }
-    return scene_out(shade(t, v.world, normalize(v.normal), albedo, v.ao, false), t);
+    return scene_out(shade(t, v.world, normalize(v.normal), albedo, v.ambient, v.ao, false), t);
 }
 
 @fragment
@@ -200,7 +214,7 @@ fn fs_leaf(v: MeshVary) -> SceneOut {
     if (dot(n, frame.camera_pos.xyz - v.world) < 0.0) {
         n = -n;
     }
-    return scene_out(shade(t, v.world, n, texel.rgb, v.ao, true), t);
+    return scene_out(shade(t, v.world, n, texel.rgb, v.ambient, v.ao, true), t);
 }
 
 // ---- octahedral maps (mirror of bake/src/impostor/octahedral.rs) ---------------------------------
@@ -531,7 +545,8 @@ fn fs_impostor(v: ImpVary) -> ImpOut {
         n = -n;
     }
     var o: ImpOut;
-    o.color = vec4<f32>(shade(t, world, n, h.albedo.rgb, h.normal.w, true), 1.0);
+    let irr = ambient(v.up, v.down, v.side, n) * h.normal.w;
+    o.color = vec4<f32>(shade(t, world, n, h.albedo.rgb, irr, h.normal.w, true), 1.0);
     o.id = t.id;
     let clip = frame.view_proj * vec4<f32>(world, 1.0);
     o.depth = clip.z / clip.w;

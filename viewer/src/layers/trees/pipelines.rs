@@ -44,7 +44,7 @@ pub struct TreePipelines {
 fn entry(kind: Kind, shadow: bool) -> (&'static str, Option<&'static str>) {
     match (kind, shadow) {
         (Kind::Bark, false) => ("vs_mesh", Some("fs_bark")),
-        (Kind::Leaf, false) => ("vs_mesh", Some("fs_leaf")),
+        (Kind::Leaf, false) => ("vs_leaf", Some("fs_leaf")),
         (Kind::Impostor, false) => ("vs_impostor", Some("fs_impostor")),
         (Kind::Bark, true) => ("vs_mesh_shadow", None),
         (Kind::Leaf, true) => ("vs_mesh_shadow", Some("fs_leaf_shadow")),
