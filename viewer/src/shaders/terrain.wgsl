@@ -33,6 +33,9 @@ struct TerrainVary {
     @location(1) normal: vec3<f32>,
     @location(2) ao: f32,
     @location(3) irradiance: vec4<f32>,
+    // The ambient light (baked irradiance or the hemisphere's, × AO): it varies smoothly, so the
+    // vertices compute it and the lit fragments read these three values instead of five.
+    @location(4) ambient: vec3<f32>,
 }
 
 fn transform(v: VertexIn) -> TerrainVary {
@@ -42,6 +45,13 @@ fn transform(v: VertexIn) -> TerrainVary {
     o.normal = v.normal.xyz;
     o.ao = v.ao.x;
     o.irradiance = v.irradiance;
+    if (v.irradiance.w > 0.5) {
+        o.ambient = v.irradiance.rgb * v.ao.x;
+    } else {
+        let n = normalize(v.normal.xyz);
+        let hemisphere = mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5);
+        o.ambient = hemisphere * frame.ground.w * v.ao.x;
+    }
     return o;
 }
 
@@ -108,14 +118,7 @@ fn albedo(world: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
 fn lit_color(v: TerrainVary, n: vec3<f32>) -> vec3<f32> {
     let base = albedo(v.world, n);
     let sun = frame.sun_color.rgb * max(dot(n, frame.sun_dir.xyz), 0.0) * sun_visibility(v.world, n, 0.0005) * sun_water(v.world);
-    var ambient: vec3<f32>;
-    if (v.irradiance.w > 0.5) {
-        ambient = v.irradiance.rgb * v.ao;
-    } else {
-        let hemisphere = mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5);
-        ambient = hemisphere * frame.ground.w * v.ao;
-    }
-    var c = base * (sun + ambient);
+    var c = base * (sun + v.ambient);
     if ((tile.flags & 1u) != 0u) {
         c = mix(c, vec3<f32>(1.0, 0.85, 0.3), 0.18);
     }
