@@ -400,7 +400,8 @@ impl Section for TreeImpostors {
                 x => return Err(bad(k, format!("atlas {i}: unknown layout {x}"))),
             };
             let (grid, view_px) = (r.u32()?, r.u32()?);
-            if !(1..=64).contains(&grid) || !view_px.is_power_of_two() || grid * view_px > MAX_SIDE {
+            // u64: a hostile view size times the grid must not overflow before it is refused.
+            if !(1..=64).contains(&grid) || !view_px.is_power_of_two() || u64::from(grid) * u64::from(view_px) > u64::from(MAX_SIDE) {
                 return Err(bad(k, format!("atlas {i}: {grid}×{grid} views of {view_px} px")));
             }
             let center = [r.finite("centre")?, r.finite("centre")?, r.finite("centre")?];
