@@ -23,6 +23,12 @@ fn sun_visibility(world: vec3<f32>, n: vec3<f32>, bias: f32) -> f32 {
     return lit * 0.25;
 }
 
+// The ambient light where the bake has none: a hemisphere between the ground's and the sky's
+// colours by the normal's height, at the frame's ambient strength.
+fn hemisphere_ambient(n: vec3<f32>) -> vec3<f32> {
+    return mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5) * frame.ground.w;
+}
+
 fn fog_over(c: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
     let d = world - frame.camera_pos.xyz;
     let dist = length(d);

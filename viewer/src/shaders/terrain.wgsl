@@ -48,9 +48,7 @@ fn transform(v: VertexIn) -> TerrainVary {
     if (v.irradiance.w > 0.5) {
         o.ambient = v.irradiance.rgb * v.ao.x;
     } else {
-        let n = normalize(v.normal.xyz);
-        let hemisphere = mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5);
-        o.ambient = hemisphere * frame.ground.w * v.ao.x;
+        o.ambient = hemisphere_ambient(normalize(v.normal.xyz)) * v.ao.x;
     }
     return o;
 }

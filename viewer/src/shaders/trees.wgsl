@@ -156,8 +156,7 @@ fn ambient(up: vec4<f32>, down: vec4<f32>, side: vec4<f32>, n: vec3<f32>) -> vec
     if (down.w > 0.5) {
         return select(mix(side.rgb, down.rgb, -n.z), mix(side.rgb, up.rgb, n.z), n.z >= 0.0);
     }
-    let hemisphere = mix(frame.ground.rgb, frame.sky_zenith.rgb + frame.sky_horizon.rgb * 0.5, n.z * 0.5 + 0.5);
-    return hemisphere * frame.ground.w;
+    return hemisphere_ambient(n);
 }
 
 const REP_COLORS = array<vec3<f32>, 4>(vec3<f32>(0.95, 0.12, 0.10), vec3<f32>(0.95, 0.80, 0.10), vec3<f32>(0.15, 0.85, 0.20), vec3<f32>(0.15, 0.30, 0.95));
