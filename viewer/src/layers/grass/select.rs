@@ -24,8 +24,8 @@ pub const SWITCH_RATIO: f32 = 0.6;
 /// Height difference between neighbouring ground samples, in sample spacings, taken as a cliff: a
 /// blade between them would hang in the air, so none is kept there (`CLIFF` in `grass_common.wgsl`).
 pub const CLIFF: f32 = 4.0;
-/// Default grass distance `D` (world units).
-pub const DEFAULT_DISTANCE: f32 = 16.0;
+/// Default grass distance `D` (world units): the reference engine's.
+pub const DEFAULT_DISTANCE: f32 = 16.8;
 /// Hash salts: the keep test, the switch thresholds and the cutoff draw independent numbers.
 pub const SALT_THRESHOLD: u32 = 0x68bc_21eb;
 /// See [`SALT_THRESHOLD`].
