@@ -7,6 +7,13 @@
 //! checks magic, key, length and checksum; a bad entry is reported to the caller once and removed,
 //! so the caller rebuilds it. Hits refresh the entry's modification time, which `gc` uses as the
 //! least-recently-used order.
+//!
+//! Many bakes may share one store (shards of one world on a shared volume). A writer that is about
+//! to compute an item can first *claim* its key ([`Store::claim`], [`Store::try_claim`]): an
+//! advisory lock on `<root>/claims/<key>.lock` that the kernel releases when its holder exits or is
+//! killed, so a dead shard never blocks the others. Claims only save duplicated work: two holders of
+//! one key (possible when `gc` removes a lock file at the moment another process opens it) compute
+//! the same bytes and both `put` them atomically.
 
 use std::fs;
 use std::io::{self, Write};
@@ -108,6 +115,13 @@ pub struct GcReport {
     pub kept: Stats,
 }
 
+/// A held claim on a key (see the module documentation); released when dropped, or by the kernel
+/// when the process dies.
+#[derive(Debug)]
+pub struct Claim {
+    _file: fs::File,
+}
+
 /// A content-addressed store rooted at a directory.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -192,6 +206,57 @@ impl Store {
         result.map_err(|source| StoreError { path, source })
     }
 
+    fn claim_path(&self, key: Key) -> Result<PathBuf, StoreError> {
+        let dir = self.root.join("claims");
+        fs::create_dir_all(&dir).map_err(|source| StoreError { path: dir.clone(), source })?;
+        Ok(dir.join(format!("{}.lock", key.hex())))
+    }
+
+    fn open_claim(&self, key: Key) -> Result<(fs::File, PathBuf), StoreError> {
+        let path = self.claim_path(key)?;
+        let file = fs::File::options().create(true).truncate(false).write(true).open(&path);
+        file.map(|f| (f, path.clone())).map_err(|source| StoreError { path, source })
+    }
+
+    /// Claims `key`, waiting while another process (or another claim in this one) holds it.
+    pub fn claim(&self, key: Key) -> Result<Claim, StoreError> {
+        let (file, path) = self.open_claim(key)?;
+        file.lock().map_err(|source| StoreError { path, source })?;
+        Ok(Claim { _file: file })
+    }
+
+    /// Claims `key` if nobody holds it; `None` when somebody does.
+    pub fn try_claim(&self, key: Key) -> Result<Option<Claim>, StoreError> {
+        let (file, path) = self.open_claim(key)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Claim { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
+            Err(fs::TryLockError::Error(source)) => Err(StoreError { path, source }),
+        }
+    }
+
+    /// Removes what dead writers left: temporary entry files older than an hour (a writer killed
+    /// between create and rename) and lock files nobody holds.
+    fn sweep(&self) {
+        let stale = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 3600));
+        if let Ok(dirs) = fs::read_dir(self.root.join("objects")) {
+            for f in dirs.flatten().filter_map(|d| fs::read_dir(d.path()).ok()).flatten().flatten() {
+                let p = f.path();
+                if f.file_name().to_string_lossy().starts_with(".tmp-") && stale(&p) {
+                    let _ = fs::remove_file(&p);
+                }
+            }
+        }
+        if let Ok(locks) = fs::read_dir(self.root.join("claims")) {
+            for f in locks.flatten() {
+                let held = fs::File::options().write(true).open(f.path()).map(|file| file.try_lock().is_err());
+                if held.is_ok_and(|held| !held) {
+                    let _ = fs::remove_file(f.path());
+                }
+            }
+        }
+    }
+
     fn entries(&self) -> Result<Vec<(PathBuf, u64, SystemTime)>, StoreError> {
         let objects = self.root.join("objects");
         let mut out = Vec::new();
@@ -218,7 +283,9 @@ impl Store {
     }
 
     /// Removes least-recently-used entries until the store holds at most `max_bytes`.
+    /// Also removes stale temporary files and unheld claims.
     pub fn gc(&self, max_bytes: u64) -> Result<GcReport, StoreError> {
+        self.sweep();
         let entries = self.entries()?;
         let mut total: u64 = entries.iter().map(|x| x.1).sum();
         let mut report = GcReport::default();
@@ -324,6 +391,27 @@ mod tests {
             }
         });
         assert_eq!(s.stats().unwrap().entries, 1);
+    }
+
+    #[test]
+    fn a_claim_excludes_others_until_dropped_and_gc_sweeps_unheld_claims() {
+        let s = temp_store("claims");
+        let held = s.try_claim(Key(9)).unwrap().expect("free");
+        assert!(s.try_claim(Key(9)).unwrap().is_none(), "held by the first claim");
+        assert!(s.try_claim(Key(10)).unwrap().is_some(), "another key is free");
+        let waiter = std::thread::spawn({
+            let s = s.clone();
+            move || s.claim(Key(9)).map(|_| ())
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "claim waits while the key is held");
+        drop(held);
+        waiter.join().unwrap().unwrap();
+        let held = s.try_claim(Key(11)).unwrap().unwrap();
+        s.gc(u64::MAX).unwrap();
+        let left: Vec<_> = fs::read_dir(s.root().join("claims")).unwrap().flatten().map(|f| f.file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from(format!("{}.lock", Key(11).hex()))], "only the held claim stays");
+        drop(held);
     }
 
     #[test]
