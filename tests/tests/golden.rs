@@ -8,28 +8,28 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// xxh3 of every pack of `worlds/tiny.toml`'s bake, by path inside the bake.
 const TINY_PACKS: &str = "\
-manifest.kpack ebd1df5b26e2b809
-tiles/L0_0_0.kpack 53b6e83ca048b45b
-tiles/L0_0_1.kpack 366af0b712316c8f
-tiles/L0_0_2.kpack 166dafb5c1ad6960
-tiles/L0_0_3.kpack 0f3a01b9e70a6b92
-tiles/L0_1_0.kpack ac71be6b000d7c8f
-tiles/L0_1_1.kpack 89504487e498d74c
-tiles/L0_1_2.kpack 162e33fd25b8f730
-tiles/L0_1_3.kpack 1b70b1a96dd2a14f
-tiles/L0_2_0.kpack 7954eec3a4964f25
-tiles/L0_2_1.kpack 092658ef256ee631
-tiles/L0_2_2.kpack 946a603271ab5f5c
-tiles/L0_2_3.kpack c76691226434a7d1
-tiles/L0_3_0.kpack 355df34556af4ae1
-tiles/L0_3_1.kpack dfcdbb7a344e587a
-tiles/L0_3_2.kpack b032fabab5a02d8e
-tiles/L0_3_3.kpack ec0dca2541abeed1
-tiles/L1_0_0.kpack 35fd2bccbd544b30
-tiles/L1_0_1.kpack c7c65b06405b4a1c
-tiles/L1_1_0.kpack 40c1279c5b9bfa35
-tiles/L1_1_1.kpack a272befc44ded80b
-tiles/L2_0_0.kpack f4e5cd894be1b24e
+manifest.kpack 60619a30b069e8cd
+tiles/L0_0_0.kpack ef74e73578c40311
+tiles/L0_0_1.kpack 5a2a155e99dc6fff
+tiles/L0_0_2.kpack 03c3a9a566dd286c
+tiles/L0_0_3.kpack ff425a7d7ae536e7
+tiles/L0_1_0.kpack 108d6cc8d0cc1382
+tiles/L0_1_1.kpack e16cf83307c5bdae
+tiles/L0_1_2.kpack 71f488507a43b113
+tiles/L0_1_3.kpack bc14748f2214d9bd
+tiles/L0_2_0.kpack c6f625d139ab6081
+tiles/L0_2_1.kpack 5f06ddb6dbe8f7a7
+tiles/L0_2_2.kpack e200ce6f3c6fd46f
+tiles/L0_2_3.kpack c170768a4aaecbee
+tiles/L0_3_0.kpack f78420a448d78e5e
+tiles/L0_3_1.kpack faba0b5b446015e6
+tiles/L0_3_2.kpack 7418d57e2b7a2a7f
+tiles/L0_3_3.kpack 8fc3e605c8525fb4
+tiles/L1_0_0.kpack 7f328986d3f31da9
+tiles/L1_0_1.kpack e03e2434faaa96db
+tiles/L1_1_0.kpack 9c52267ae9536ce4
+tiles/L1_1_1.kpack 30fcabe6c165027d
+tiles/L2_0_0.kpack bf7df183eda33997
 ";
 
 fn pack_hashes(dir: &std::path::Path) -> String {

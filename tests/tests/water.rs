@@ -313,30 +313,30 @@ fn verify_refuses_a_tile_whose_waves_are_not_the_listed_pack() {
 /// xxh3 of every pack of the lagoon, by path inside the bake (the waves pack and every tile, which
 /// names it, follow the wave generator: re-pin with it).
 const LAGOON_PACKS: &str = "\
-manifest.kpack cd41f092db99135a
+manifest.kpack 2bcd48c44d3a2dd1
 shared/grass-patches.kpack ceaef4b7cf6fa83c
 shared/water-waves.kpack 680e1c7cbb408819
-tiles/L0_0_0.kpack 70e3567de9e5bd6f
-tiles/L0_0_1.kpack 7f7bf84a8a217b42
-tiles/L0_0_2.kpack 56f786bf92069460
-tiles/L0_0_3.kpack cd20d4945e8c1497
-tiles/L0_1_0.kpack 14cf4c4dfa74936d
-tiles/L0_1_1.kpack 8d269d6dae89d83f
-tiles/L0_1_2.kpack 0bbc377823f59cb8
-tiles/L0_1_3.kpack 51e78c65f2280402
-tiles/L0_2_0.kpack e5b27e270a124dc2
-tiles/L0_2_1.kpack 936df818e9821499
-tiles/L0_2_2.kpack 3b9a887794dab202
-tiles/L0_2_3.kpack da10ef6db3eca92c
-tiles/L0_3_0.kpack 63b1a3e2055890da
-tiles/L0_3_1.kpack e41bcd37cc0d626d
-tiles/L0_3_2.kpack 0b3f05b07a4ae07a
-tiles/L0_3_3.kpack 5748db7ef83e979e
-tiles/L1_0_0.kpack 1e68f1fa5b46ba31
-tiles/L1_0_1.kpack 75de22ce9f71bfd3
-tiles/L1_1_0.kpack c08f67a1a4d24f1f
-tiles/L1_1_1.kpack d4b795305063fbf8
-tiles/L2_0_0.kpack 7f2c07f5e3787ed4
+tiles/L0_0_0.kpack 5da4f09a93c897fe
+tiles/L0_0_1.kpack b2e6ec9d5000944c
+tiles/L0_0_2.kpack caf81d334b2d5d44
+tiles/L0_0_3.kpack c4707f2a9c0c56e5
+tiles/L0_1_0.kpack c1d3d3b71b60cb54
+tiles/L0_1_1.kpack 336aebc7c874a0f1
+tiles/L0_1_2.kpack 452b6205d04e7110
+tiles/L0_1_3.kpack 05e55bc967d4e553
+tiles/L0_2_0.kpack 7c1c728e0839cf8e
+tiles/L0_2_1.kpack d86d25ec48d26cc4
+tiles/L0_2_2.kpack f6c40c96919c2abc
+tiles/L0_2_3.kpack 70dd0030c9f57253
+tiles/L0_3_0.kpack 7d9cb2cebd5d6607
+tiles/L0_3_1.kpack 3426ccc1272d1dbb
+tiles/L0_3_2.kpack d451d3060537890c
+tiles/L0_3_3.kpack 9b45bb59d5b076a8
+tiles/L1_0_0.kpack c19dbd4b2c86aed3
+tiles/L1_0_1.kpack c9be32fed0703bc5
+tiles/L1_1_0.kpack be7a067f6d0347e0
+tiles/L1_1_1.kpack 2b6ae74cfafa469f
+tiles/L2_0_0.kpack 36ed8a91b04a09cd
 ";
 
 #[test]

@@ -6,6 +6,7 @@ pub mod export_trees;
 pub mod export_water;
 pub mod inspect;
 mod progress;
+pub mod shards;
 pub mod verify;
 
 /// Kept for callers of the old path; the walk lives beside `Pack` in `kiln-formats`.
@@ -98,6 +99,22 @@ enum Command {
         /// 2G; default: the machine's total memory).
         #[arg(long, value_parser = parse_size)]
         memory_budget: Option<u64>,
+        /// Compute shard K of N (from 0) of the bake into the cache and write no output; then
+        /// `--assemble` (or any bake against the same cache) writes it. Shards of one bake may run on
+        /// many machines that share the cache directory.
+        #[arg(long, value_name = "K/N", value_parser = shards::parse_shard, conflicts_with_all = ["shards", "assemble", "local_shards", "no_cache"])]
+        shard: Option<(u32, u32)>,
+        /// Be one of N shards, the index taken from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096), conflicts_with_all = ["assemble", "local_shards", "no_cache"])]
+        shards: Option<u32>,
+        /// Write the output from the cache the shards filled, computing nothing; fails, naming what is
+        /// missing, if a shard has not finished.
+        #[arg(long, conflicts_with_all = ["local_shards", "no_cache"])]
+        assemble: bool,
+        /// Bake as N shard processes on this machine (the threads shared among them; a killed shard is
+        /// started again), then assemble the output.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with = "no_cache")]
+        local_shards: Option<u32>,
     },
     /// Inspect or trim the stage cache.
     Cache {
@@ -268,11 +285,18 @@ where
         }
     };
     let result = match args.command {
-        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget } => {
+        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget, shard, shards, assemble, local_shards } => (|| {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
             let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), cache, explain };
-            run_bake(&world, &opts, quiet, memory_budget).map(|()| 0)
-        }
+            if let (Some(n), Some(dir)) = (local_shards, &opts.cache) {
+                let threads = crate::pipeline::worker_threads(opts.jobs)?;
+                let per_shard = (threads / n as usize).max(1);
+                shards::run_local(&world, dir, n, per_shard, quiet)?;
+                return run_bake(&world, &opts, crate::pipeline::BakeRole::Assemble, quiet, memory_budget);
+            }
+            run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget)
+        })()
+        .map(|()| 0),
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),
         Command::Verify { path } => verify::run(&path),
@@ -356,14 +380,20 @@ fn run_cache(command: CacheCommand, dir: PathBuf) -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool, memory_budget: Option<u64>) -> Result<(), CliError> {
+fn run_bake(
+    world_path: &Path,
+    opts: &crate::pipeline::BakeOptions,
+    role: crate::pipeline::BakeRole,
+    quiet: bool,
+    memory_budget: Option<u64>,
+) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
     let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?);
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();
     let sink: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
-    let report = crate::pipeline::bake(&world, opts, sink)?;
+    let report = crate::pipeline::bake_as(&world, opts, role, sink)?;
     let wall = clock.elapsed().as_secs_f64();
     for w in &report.cache_warnings {
         eprintln!("kiln: warning: {w}");
@@ -371,7 +401,10 @@ fn run_bake(world_path: &Path, opts: &crate::pipeline::BakeOptions, quiet: bool,
     if quiet {
         return Ok(());
     }
-    eprintln!("baked {} into {}", world.spec.name, report.out_dir.display());
+    match role {
+        crate::pipeline::BakeRole::Shard { index, count } => eprintln!("baked shard {index}/{count} of {} into the cache", world.spec.name),
+        _ => eprintln!("baked {} into {}", world.spec.name, report.out_dir.display()),
+    }
     eprintln!("  estimate   {}", estimate.describe());
     for s in &report.stages {
         eprintln!("  {s}");

@@ -52,6 +52,7 @@
 //! (photon-count noise). Cost grows linearly with `paths_per_area`, noise falls with its square
 //! root. `examples/lighting_accuracy.rs` measures both; the figures are in BENCHMARKS.md.
 
+mod fixed;
 mod qmc;
 mod rng;
 mod sources;
@@ -68,12 +69,14 @@ mod tests;
 #[cfg(test)]
 mod water_tests;
 
+pub use fixed::LightSums;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
 pub use water::{WaterMedium, WaterMediumError};
 
 use crate::mem;
 use crate::rays::{BuildError, Bvh, Cull, Ray};
+use fixed::Fixed;
 use glam::Vec3A;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -89,6 +92,64 @@ pub(crate) fn luminance(c: [f32; 3]) -> f32 {
 
 /// One path in this many (per source) is a pilot path; see [`bake_lighting`].
 const PILOT_DIVISOR: u64 = 32;
+
+/// The two phases of light transport: the pilot paths, then the rest (which read the pilot's
+/// sums); see [`bake_lighting`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathPhase {
+    /// One in [`PILOT_DIVISOR`] paths of every source, continued by Russian roulette.
+    Pilot = 0,
+    /// The other paths, continued by the weight window the pilot's sums give.
+    Rest = 1,
+}
+
+impl PathPhase {
+    /// The phase's name, for cache keys and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            PathPhase::Pilot => "pilot",
+            PathPhase::Rest => "rest",
+        }
+    }
+}
+
+/// One phase's light paths, as work that can be split: part `k` of `n` is the `k`-th of `n`
+/// equal runs of every source's path indices. Parts' sums add up exactly (see [`LightSums`]), so
+/// any split gives the same bytes.
+pub struct PhaseWork<'a> {
+    /// Which phase's paths.
+    pub phase: PathPhase,
+    trace: &'a (dyn Fn(u32, u32, &mut LightSums) + Sync),
+    zeroed: &'a (dyn Fn() -> LightSums + Sync),
+}
+
+impl PhaseWork<'_> {
+    /// Traces part `k` of `n` of the phase's paths, adding to `into`.
+    pub fn trace(&self, k: u32, n: u32, into: &mut LightSums) {
+        (self.trace)(k, n, into)
+    }
+    /// Zero sums of this bake's shape (to trace a part alone, or to read one into).
+    pub fn zeroed(&self) -> LightSums {
+        (self.zeroed)()
+    }
+}
+
+/// Where each phase's sums come from: traced here in one piece ([`AllPathsHere`]), or put
+/// together from parts that several processes trace (the pipeline's sharded bakes).
+pub trait PathParts: Sync {
+    /// Adds the sums of every path of `work`'s phase to `into`.
+    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError>;
+}
+
+/// Every path traced in this process, in one piece.
+pub struct AllPathsHere;
+
+impl PathParts for AllPathsHere {
+    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
+        work.trace(0, 1, into);
+        Ok(())
+    }
+}
 
 /// Errors of the lighting bake.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +172,9 @@ pub enum LightingError {
     /// The water medium failed [`WaterMedium::validate`].
     #[error("invalid water medium: {0}")]
     Water(#[from] WaterMediumError),
+    /// A [`PathParts`] source failed to provide a phase's sums.
+    #[error("light transport parts: {0}")]
+    Parts(String),
 }
 
 /// The scene to light: an indexed triangle mesh in world units. Triangles are one-sided: the
@@ -228,7 +292,22 @@ pub fn bake_lighting_in_water(
     seed: u64,
     water: Option<&WaterMedium>,
 ) -> Result<BakedLighting, LightingError> {
-    bake_lighting_full(mesh, bounds, volume, spec, seed, Continuation::WeightWindow, water)
+    bake_lighting_full(mesh, bounds, volume, spec, seed, Continuation::WeightWindow, water, &AllPathsHere)
+}
+
+/// [`bake_lighting_in_water`] with each phase's sums from `parts` (which may trace some parts
+/// here and read the others' sums): the same result for any split.
+#[allow(clippy::too_many_arguments)]
+pub fn bake_lighting_in_parts(
+    mesh: &SceneMesh,
+    bounds: ([f32; 3], [f32; 3]),
+    volume: &VolumeDesc,
+    spec: &LightingSpec,
+    seed: u64,
+    water: Option<&WaterMedium>,
+    parts: &dyn PathParts,
+) -> Result<BakedLighting, LightingError> {
+    bake_lighting_full(mesh, bounds, volume, spec, seed, Continuation::WeightWindow, water, parts)
 }
 
 /// [`bake_lighting`] with the given way of continuing paths.
@@ -241,9 +320,10 @@ pub(crate) fn bake_lighting_with(
     seed: u64,
     continuation: Continuation,
 ) -> Result<BakedLighting, LightingError> {
-    bake_lighting_full(mesh, bounds, volume, spec, seed, continuation, None)
+    bake_lighting_full(mesh, bounds, volume, spec, seed, continuation, None, &AllPathsHere)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bake_lighting_full(
     mesh: &SceneMesh,
     bounds: ([f32; 3], [f32; 3]),
@@ -252,6 +332,7 @@ fn bake_lighting_full(
     seed: u64,
     continuation: Continuation,
     water: Option<&WaterMedium>,
+    parts: &dyn PathParts,
 ) -> Result<BakedLighting, LightingError> {
     spec.validate().map_err(LightingError::Spec)?;
     if let Some(w) = water {
@@ -332,7 +413,8 @@ fn bake_lighting_full(
         _ => luminance(spec.albedo),
     };
     let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
-    let mut acc = VolumeAccumulator::new(*volume);
+    let total_power: f64 = sources.iter().map(|s| s.power.iter().fold(0.0f32, |m, &p| m.max(p)) as f64).sum();
+    let fixed = Fixed::for_scene(total_power, (hi - lo).max_element());
     let slot_ids: Vec<Option<u32>> = bvh.slot_ids().collect();
     let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
     // Unused lanes are never hit; their entry is a placeholder.
@@ -349,28 +431,36 @@ fn bake_lighting_full(
         bounces: spec.bounces,
         eps,
         seed,
-        record_segments: !acc.is_empty(),
+        record_segments: volume.dims.iter().all(|&d| d > 0),
         lit_triangles: lit_triangles as u32,
         occluder_albedo,
         water,
+        fixed,
     };
     // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
     // light goes; the rest follow a weight window built from it. Both shares carry the same
     // per-photon power, so together they are one unbiased estimate.
-    let mut power = mem::huge_vec(surface.pos.len());
-    power.resize(surface.pos.len(), [0.0f32; 6]);
+    let zeroed = || LightSums::zeroed(surface.pos.len(), VolumeAccumulator::new(*volume, fixed));
     let divisor = if continuation == Continuation::WeightWindow { PILOT_DIVISOR } else { 1 };
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
-    let mut flights = transport::trace_all(&scene, None, &sources, &counts, &pilot, &mut power, &mut acc);
+    let trace_phase = |ranges: &[(u64, u64)], importance: Option<&transport::Importance>, k: u32, n: u32, into: &mut LightSums| {
+        let part: Vec<(u64, u64)> = ranges.iter().map(|&(a, b)| (part_of(a, b, k, n), part_of(a, b, k + 1, n))).collect();
+        transport::trace_all(&scene, importance, &sources, &counts, &part, into);
+    };
+    let mut sums = zeroed();
+    let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&pilot, None, k, n, into), zeroed: &zeroed };
+    parts.sums(&work, &mut sums)?;
     if divisor > 1 {
-        let importance = transport::Importance::from_brightness(&surface.luminance(&power, spec.smoothing));
+        let importance = transport::Importance::from_brightness(&surface.luminance(&sums.power(&fixed), spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
-        flights += transport::trace_all(&scene, Some(&importance), &sources, &counts, &rest, &mut power, &mut acc);
+        let work = PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&rest, Some(&importance), k, n, into), zeroed: &zeroed };
+        parts.sums(&work, &mut sums)?;
     }
-    let vertex = surface.irradiance(&power, spec.smoothing);
+    let flights = sums.flights;
+    let vertex = surface.irradiance(&sums.power(&fixed), spec.smoothing);
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
-    let volume = acc.finish(&bvh, lit_triangles as u32, hi.z, eps);
+    let volume = sums.volume.finish(&bvh, lit_triangles as u32, hi.z, eps);
     let celestial = [
         (spec.sun.direction_at(spec.time_of_day), spec.sun.color.map(|c| c * spec.sun.intensity)),
         (spec.moon.direction_at(spec.time_of_day), spec.moon.color.map(|c| c * spec.moon.intensity)),
@@ -380,6 +470,11 @@ fn bake_lighting_full(
     .collect();
     let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: tri_count, area: surface.total_area };
     Ok(BakedLighting { bvh, surface, vertex, grid, lookup_radius, celestial, eps, volume, stats, water: water.cloned() })
+}
+
+/// The start of part `k` of `n` of the index range `a..b` (the end of part `n - 1` is `b`).
+fn part_of(a: u64, b: u64, k: u32, n: u32) -> u64 {
+    a + ((b - a) as u128 * k as u128 / n.max(1) as u128) as u64
 }
 
 impl BakedLighting {

@@ -16,6 +16,7 @@
 use glam::Vec3A;
 use rayon::prelude::*;
 
+use super::fixed::Fixed;
 use super::luminance;
 
 /// The welded mesh with its adjacency and deposit accumulators.
@@ -162,9 +163,9 @@ impl Surface {
         &self.adj[self.adj_start[i] as usize..self.adj_start[i + 1] as usize]
     }
 
-    /// Adds deposits whose welded vertex lies in `range` to `power` (which holds `range`).
-    /// Every vertex sees its deposits in list order, whatever the partition.
-    pub(crate) fn apply(power: &mut [[f32; 6]], range_start: usize, deposits: &[Deposit]) {
+    /// Adds deposits whose welded vertex lies in `range` to `power` (which holds `range`), in
+    /// fixed units (exact in any order).
+    pub(crate) fn apply(power: &mut [[i64; 6]], range_start: usize, deposits: &[Deposit], fixed: &Fixed) {
         let end = range_start + power.len();
         for d in deposits {
             for k in 0..3 {
@@ -173,7 +174,7 @@ impl Surface {
                     let acc = &mut power[v - range_start];
                     let base = 3 * d.map as usize;
                     for c in 0..3 {
-                        acc[base + c] += d.power[c] * d.weights[k];
+                        acc[base + c] = acc[base + c].wrapping_add(fixed.surface(d.power[c] * d.weights[k]));
                     }
                 }
             }

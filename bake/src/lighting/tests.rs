@@ -325,8 +325,8 @@ fn sealed_cave_is_black_under_sky_and_sun() {
     assert!(floor.sun_moon[0] > 1.0 && floor.ambient[0] > 0.1, "{floor:?}");
 }
 
-#[test]
-fn results_do_not_depend_on_the_thread_count() {
+/// A room on a plane under the sky and a spot light, with a volume: the determinism tests' scene.
+fn room_scene() -> (Vec<[f32; 3]>, Vec<u32>, LightingSpec, VolumeDesc) {
     let (mut pos, mut idx) = (Vec::new(), Vec::new());
     grid(20, (0.0, 3.0), (0.0, 3.0), 0.0, &mut pos, &mut idx);
     room([0.5, 0.5, 0.0], [1.5, 2.0, 1.0], &mut pos, &mut idx);
@@ -336,18 +336,63 @@ fn results_do_not_depend_on_the_thread_count() {
         ..LightingSpec::default()
     };
     let volume = VolumeDesc { min: [0.0; 3], max: [3.0, 3.0, 1.5], dims: [6, 6, 3] };
+    (pos, idx, spec, volume)
+}
+
+/// Every value a bake of [`room_scene`] gives, as bits.
+fn room_bits(baked: &BakedLighting, pos: &[[f32; 3]]) -> Vec<u32> {
+    let normals: Vec<[f32; 3]> = (0..pos.len()).map(|i| [0.1 * (i % 3) as f32, 0.0, 1.0]).collect();
+    let e = baked.irradiance_at(pos, &normals).unwrap();
+    let mut bits: Vec<u32> = e.iter().flat_map(|x| x.sun_moon.into_iter().chain(x.lights).chain(x.ambient)).map(f32::to_bits).collect();
+    let v = baked.volume();
+    bits.extend(v.ambient.iter().chain(&v.direct).flatten().flatten().map(|x| x.to_bits()));
+    bits.extend(v.air.iter().map(|x| x.to_bits()));
+    bits
+}
+
+/// Traces each phase as `n` parts in a scrambled order, each alone, storing and reading every
+/// part's sums as bytes (as shards do through the cache), then adds them up.
+struct ScrambledParts(u32);
+
+impl PathParts for ScrambledParts {
+    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
+        let n = self.0;
+        for k in (0..n).map(|j| (j * 5 + 3) % n) {
+            let mut part = work.zeroed();
+            work.trace(k, n, &mut part);
+            let mut read = work.zeroed();
+            read.read_bytes(&part.to_bytes()).map_err(LightingError::Parts)?;
+            into.merge(&read);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn any_split_of_the_paths_into_parts_gives_the_same_bits() {
+    let (pos, idx, spec, volume) = room_scene();
+    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let bounds = ([0.0; 3], [3.0, 3.0, 1.5]);
+    let whole = bake_lighting_in_parts(&mesh, bounds, &volume, &spec, 5, None, &AllPathsHere).unwrap();
+    let bits = room_bits(&whole, &pos);
+    for n in [2, 3, 7] {
+        let parts = bake_lighting_in_parts(&mesh, bounds, &volume, &spec, 5, None, &ScrambledParts(n)).unwrap();
+        assert_eq!(parts.stats().flights, whole.stats().flights, "{n} parts trace the same rays");
+        assert!(room_bits(&parts, &pos) == bits, "{n} parts differ from one piece");
+    }
+    // A part's bytes must be read into sums of the same shape, and intact.
+    let mut small = LightSums::zeroed(3, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0)));
+    let bytes = LightSums::zeroed(4, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0))).to_bytes();
+    assert!(small.read_bytes(&bytes).unwrap_err().contains("4 vertices"));
+    assert!(small.read_bytes(&bytes[..40]).is_err());
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let (pos, idx, spec, volume) = room_scene();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| {
-            let baked = bake(&pos, &idx, ([0.0; 3], [3.0, 3.0, 1.5]), &volume, &spec, 77);
-            let normals: Vec<[f32; 3]> = (0..pos.len()).map(|i| [0.1 * (i % 3) as f32, 0.0, 1.0]).collect();
-            let e = baked.irradiance_at(&pos, &normals).unwrap();
-            let mut bits: Vec<u32> = e.iter().flat_map(|x| x.sun_moon.into_iter().chain(x.lights).chain(x.ambient)).map(f32::to_bits).collect();
-            let v = baked.volume();
-            bits.extend(v.ambient.iter().chain(&v.direct).flatten().flatten().map(|x| x.to_bits()));
-            bits.extend(v.air.iter().map(|x| x.to_bits()));
-            bits
-        })
+        pool.install(|| room_bits(&bake(&pos, &idx, ([0.0; 3], [3.0, 3.0, 1.5]), &volume, &spec, 77), &pos))
     };
     let one = run(1);
     assert!(one.iter().any(|&b| b != 0));

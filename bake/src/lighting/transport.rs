@@ -8,11 +8,12 @@
 //! in chunk order, then applied to the accumulators in that order (split by ownership, never by
 //! thread). The result is the same for any thread count.
 
+use super::fixed::{Fixed, LightSums};
 use super::luminance;
 use super::rng::{cosine_hemisphere, Rng};
 use super::sources::{Class, Emission, Source};
 use super::surface::{Deposit, Surface};
-use super::volume::{Segment, VolumeAccumulator};
+use super::volume::Segment;
 use super::water::WaterMedium;
 use crate::mem::prefetch;
 use crate::rays::{Bvh, Hit, Ray};
@@ -43,6 +44,8 @@ pub(crate) struct Scene<'a> {
     pub(crate) occluder_albedo: &'a [[f32; 3]],
     /// Water that light crosses and is absorbed in (see `water.rs`), or `None`.
     pub(crate) water: Option<&'a WaterMedium>,
+    /// The unit of the light sums.
+    pub(crate) fixed: Fixed,
 }
 
 impl Scene<'_> {
@@ -103,17 +106,17 @@ struct Records {
 }
 
 /// Traces paths `ranges[s]` of every source `s` (of `counts[s]` in the whole bake, which sets each
-/// photon's share of the source's power), adding to `power` (per welded vertex) and `volume`.
-/// Returns the number of photon flights (rays) traced.
+/// photon's share of the source's power), adding their power and photon flights (rays) to `sums`.
+/// The sums are exact (see `fixed.rs`): tracing the ranges in pieces and adding the pieces' sums
+/// gives the same sums.
 pub(crate) fn trace_all(
     scene: &Scene,
     importance: Option<&Importance>,
     sources: &[Source],
     counts: &[u64],
     ranges: &[(u64, u64)],
-    power: &mut [[f32; 6]],
-    volume: &mut VolumeAccumulator,
-) -> u64 {
+    sums: &mut LightSums,
+) {
     let mut first = Vec::with_capacity(ranges.len() + 1);
     first.push(0u64);
     for r in ranges {
@@ -121,7 +124,7 @@ pub(crate) fn trace_all(
     }
     let total = first.last().copied().unwrap_or(0);
     let threads = rayon::current_num_threads();
-    let mut flights = 0;
+    let LightSums { power, volume, flights } = sums;
     // Reused from batch to batch: fresh buffers every batch cost page faults and zeroing.
     let (mut deposits, mut segments): (Vec<Deposit>, Vec<Segment>) = (Vec::new(), Vec::new());
     let mut starts: Vec<(Rng, Emission)> = Vec::new();
@@ -166,7 +169,7 @@ pub(crate) fn trace_all(
                 rec
             })
             .collect();
-        flights += records.iter().map(|r| r.flights).sum::<u64>();
+        *flights += records.iter().map(|r| r.flights).sum::<u64>();
         deposits.clear();
         segments.clear();
         for r in &records {
@@ -175,12 +178,11 @@ pub(crate) fn trace_all(
         }
         let per_task = power.len().div_ceil(4 * threads).max(1);
         rayon::join(
-            || power.par_chunks_mut(per_task).enumerate().for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, &deposits)),
+            || power.par_chunks_mut(per_task).enumerate().for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, &deposits, &scene.fixed)),
             || volume.add(&segments),
         );
         batch_start = batch_end;
     }
-    flights
 }
 
 /// Bounds of the weight window's target (relative to a freshly emitted photon's power): at most

@@ -19,13 +19,15 @@ use kiln_formats::sections::{PackInfo, PackKind};
 use kiln_formats::PackBuilder;
 use rayon::prelude::*;
 
+use super::failpoint;
 use super::hit_check;
 use super::inputs::settings_hash;
 use super::lod::{TileId, Tiling};
 use super::product::{OccluderMesh, TileOutput, TileProduct, WorldProduct, WorldValue};
-use super::progress::Progress;
+use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
-use super::stage_cache::{StageCache, StageInputs};
+use super::role::BakeRole;
+use super::stage_cache::{StageCache, StageInputs, TryClaim};
 use super::tile::{BakedTile, TileSummary};
 use super::BakeError;
 use super::{writer_version, StageTiming, PACK_VERSION};
@@ -65,6 +67,7 @@ pub struct Engine<'a> {
     registry: &'a Registry,
     cache: &'a StageCache,
     progress: &'a dyn Progress,
+    role: BakeRole,
     world_keys: Vec<OnceLock<StageInputs>>,
     world_values: Vec<OnceLock<WorldValue>>,
     tile_keys: Vec<OnceLock<Vec<StageInputs>>>,
@@ -131,12 +134,23 @@ impl<'a> Engine<'a> {
             registry,
             cache,
             progress,
+            role: BakeRole::Whole,
             world_keys: (0..n).map(|_| OnceLock::new()).collect(),
             world_values: (0..n).map(|_| OnceLock::new()).collect(),
             tile_keys: (0..n).map(|_| OnceLock::new()).collect(),
             outputs: (0..n).map(|_| (0..plan.tiles.len()).map(|_| OnceLock::new()).collect()).collect(),
             clock: Mutex::default(),
         }
+    }
+
+    /// This engine doing `role`'s share of the bake (see `role.rs`).
+    pub fn with_role(self, role: BakeRole) -> Self {
+        Engine { role, ..self }
+    }
+
+    /// This process's share of the bake.
+    pub fn role(&self) -> BakeRole {
+        self.role
     }
 
     /// The bake's shared facts.
@@ -225,6 +239,17 @@ impl<'a> Engine<'a> {
             if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
                 return Ok(v);
             }
+            // Shards claim a stored product: one computes it, the others wait and then read it.
+            let _claim = match self.role.is_shard() && p.stored() {
+                true => {
+                    let claim = self.cache.claim(&key);
+                    if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
+                        return Ok(v);
+                    }
+                    claim
+                }
+                false => None,
+            };
             for need in p.world_needs() {
                 self.resolve_world(self.registry.index(need)?)?;
             }
@@ -232,7 +257,11 @@ impl<'a> Engine<'a> {
                 self.resolve_tiles(self.registry.index(product)?, &tiles)?;
             }
             let (v, detail) = p.compute(self)?;
-            if let Some(bytes) = p.encode(&v) {
+            let bytes = p.encode(&v);
+            if bytes.is_some() != p.stored() {
+                return Err(self.plan.internal(format_args!("{} encodes its value exactly when it says it is stored", p.name())));
+            }
+            if let Some(bytes) = bytes {
                 self.cache.computed(p.name(), &key, &bytes);
             }
             self.note(p.report_stage(), detail);
@@ -277,25 +306,97 @@ impl<'a> Engine<'a> {
             if missing.is_empty() {
                 return Ok(());
             }
+            if self.role == BakeRole::Assemble {
+                return Err(BakeError::Incomplete(format!(
+                    "{}: the cache lacks {} of {} tiles' {} (first {}): bake every shard into this cache before assembling",
+                    self.plan.world_name(),
+                    missing.len(),
+                    todo.len(),
+                    p.name(),
+                    self.plan.tiles[missing[0]].label()
+                )));
+            }
             for need in p.world_needs() {
                 self.resolve_world(self.registry.index(need)?)?;
             }
             let bar = self.progress.start(p.report_stage(), missing.len() as u64);
-            let computed: Vec<TileOutput> = missing
-                .par_iter()
-                .map(|&t| {
-                    let out = p.bake(t, &TileCtx { engine: self, tile: t })?;
-                    self.cache.computed(&self.plan.tiles[t].label(), &keys[t], &out.to_bytes());
-                    bar.advance(1);
-                    Ok(out)
-                })
-                .collect::<Result<_, BakeError>>()?;
-            for (&t, o) in missing.iter().zip(computed) {
+            let computed =
+                if self.role.is_shard() { self.bake_shared_tiles(i, &missing, bar.as_ref())? } else { self.bake_tiles(i, &missing, bar.as_ref())? };
+            let count = computed.len();
+            for (t, o) in computed {
                 let _ = self.outputs[i][t].set(o);
             }
-            self.note(p.report_stage(), format!("{} {} computed", missing.len(), p.name()));
+            self.note(p.report_stage(), format!("{count} {} computed", p.name()));
             Ok(())
         })
+    }
+
+    /// Computes tile product `i` for `tiles`, storing each output.
+    fn bake_tiles(&self, i: usize, tiles: &[usize], bar: &dyn StageProgress) -> Result<Vec<(usize, TileOutput)>, BakeError> {
+        tiles.par_iter().map(|&t| Ok((t, self.bake_tile(i, t, bar)?))).collect()
+    }
+
+    fn bake_tile(&self, i: usize, t: usize, bar: &dyn StageProgress) -> Result<TileOutput, BakeError> {
+        let p = self.tile_product(i);
+        let out = p.bake(t, &TileCtx { engine: self, tile: t })?;
+        self.cache.computed(&self.plan.tiles[t].label(), &self.tile_keys(p.name())?[t], &out.to_bytes());
+        bar.advance(1);
+        Ok(out)
+    }
+
+    /// A shard's way to the outputs of tile product `i` for `tiles`: first every tile nobody
+    /// holds (computed under a claim, starting at this shard's share), then the held ones, each
+    /// read once its holder has stored it, or computed here if the holder died without storing it.
+    /// Returns the tiles computed here; the others are read into the engine directly.
+    fn bake_shared_tiles(&self, i: usize, tiles: &[usize], bar: &dyn StageProgress) -> Result<Vec<(usize, TileOutput)>, BakeError> {
+        let p = self.tile_product(i);
+        let keys = self.tile_keys(p.name())?;
+        let read = |t: usize| {
+            let o = self.cache.lookup(&self.plan.tiles[t].label(), &keys[t], |b| {
+                let o = TileOutput::from_bytes(&b).ok_or("not a well-formed product output")?;
+                p.validate(t, &o, self).map(|()| o)
+            });
+            o.map(|o| {
+                bar.advance(1);
+                let _ = self.outputs[i][t].set(o);
+            })
+        };
+        let take = |t: usize, claim: Option<kiln_cache::store::Claim>| -> Result<Option<(usize, TileOutput)>, BakeError> {
+            if read(t).is_some() {
+                return Ok(None);
+            }
+            if let Some(point) = self.role.failpoint("claimed-tile") {
+                failpoint::hit(&point);
+            }
+            let out = self.bake_tile(i, t, bar)?;
+            drop(claim);
+            if let Some(point) = self.role.failpoint("tile") {
+                failpoint::hit(&point);
+            }
+            Ok(Some((t, out)))
+        };
+        let order = self.role.rotate(tiles);
+        // Ok(Err(t)): tile t is held by another process.
+        let first: Vec<Result<Option<(usize, TileOutput)>, usize>> = order
+            .par_iter()
+            .with_max_len(1)
+            .map(|&t| match self.cache.try_claim(&keys[t]) {
+                TryClaim::Taken(claim) => take(t, claim).map(Ok),
+                TryClaim::Busy => Ok(Err(t)),
+            })
+            .collect::<Result<_, BakeError>>()?;
+        let mut computed = Vec::new();
+        let mut held = Vec::new();
+        for r in first {
+            match r {
+                Ok(done) => computed.extend(done),
+                Err(t) => held.push(t),
+            }
+        }
+        let second: Vec<Option<(usize, TileOutput)>> =
+            held.par_iter().with_max_len(1).map(|&t| take(t, self.cache.claim(&keys[t]))).collect::<Result<_, _>>()?;
+        computed.extend(second.into_iter().flatten());
+        Ok(computed)
     }
 
     /// The key of tile `t`'s pack: every tile product's key in registry order (but the products the

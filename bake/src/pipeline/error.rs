@@ -95,6 +95,9 @@ pub enum BakeError {
     /// summary, ...): a bug in the baker, not bad input. The message says where.
     #[error("{0}")]
     Internal(String),
+    /// An assembling bake (`--assemble`) found an item missing from the cache; it computes nothing.
+    #[error("{0}")]
+    Incomplete(String),
 }
 
 impl BakeError {

@@ -154,6 +154,9 @@ impl WorldProduct for GrassPatchesProduct {
         let detail = format!("{} patches of side {:.3}, blades per level {per_level:?}; cpu: grow {grow:.3}s", grown.len(), p.patch_size);
         Ok((Box::new(Patches::new(pack)), detail))
     }
+    fn stored(&self) -> bool {
+        true
+    }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Patches>().map(|p| p.pack.clone())
     }

@@ -17,13 +17,15 @@ use super::stage_cache::StageInputs;
 use super::BakeError;
 
 use super::lod::{TileId, Tiling};
+use super::transport_parts::CachedParts;
 use crate::lighting::{
-    bake_lighting_in_water, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, SceneMesh, VolumeDesc, WaterMedium,
+    bake_lighting_in_parts, AllPathsHere, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, PathParts, SceneMesh, VolumeDesc,
+    WaterMedium,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
 /// cache entries are never used (and re-pin `tests/tests/golden.rs`).
-const LIGHTING_VERSION: u32 = 12;
+const LIGHTING_VERSION: u32 = 13;
 
 /// Irradiance-volume cells are this many voxels on a side (0.25 world units at the default voxel size).
 pub const VOLUME_CELL_VOXELS: usize = 4;
@@ -67,14 +69,16 @@ fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
 }
 
 /// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded), with
-/// `occluders` blocking and reflecting light, through `water` where there is some.
-pub fn bake_world(
+/// `occluders` blocking and reflecting light, through `water` where there is some, each phase's
+/// sums from `parts`.
+fn bake_world(
     tiling: &Tiling,
     level0: &[(TileId, &[u8])],
     occluders: &OccluderMesh,
     water: Option<&WaterMedium>,
     spec: &LightingSpec,
     seed: u64,
+    parts: &dyn PathParts,
 ) -> Result<WorldLighting, LightingStageError> {
     let mut positions = Vec::new();
     let mut indices = Vec::new();
@@ -97,7 +101,7 @@ pub fn bake_world(
         clusters: &occluders.clusters,
     });
     let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
-    Ok(WorldLighting { baked: bake_lighting_in_water(&mesh, bounds, &desc, spec, seed, water)?, first_vertex })
+    Ok(WorldLighting { baked: bake_lighting_in_parts(&mesh, bounds, &desc, spec, seed, water, parts)?, first_vertex })
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
@@ -187,7 +191,10 @@ impl WorldProduct for TransportProduct {
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
         let occluders = ctx.light_occluders()?;
         let water = ctx.light_medium()?;
-        let world = bake_world(&plan.tiling, &meshes, &occluders, water.as_ref(), &spec.lighting, seed)
+        // Shards trace a part of each phase each and add up everyone's parts from the cache.
+        let shared = CachedParts { cache: ctx.cache(), transport: ctx.world_key("transport")?.key().0, version: LIGHTING_VERSION, role: ctx.role() };
+        let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
+        let world = bake_world(&plan.tiling, &meshes, &occluders, water.as_ref(), &spec.lighting, seed, parts)
             .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);

@@ -16,10 +16,12 @@ mod output;
 pub mod product;
 pub mod progress;
 mod registry;
+mod role;
 mod skirts;
 mod stage_cache;
 mod terrain;
 mod tile;
+mod transport_parts;
 mod trees;
 mod volume;
 mod water;
@@ -34,10 +36,12 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use engine::{Engine, Plan};
 pub use error::BakeError;
+pub use failpoint::ENV as FAILPOINT_VARIABLE;
 pub use lod::{TileId, Tiling};
 use output::Staging;
 use progress::{NoProgress, Progress};
 pub use registry::Registry;
+pub use role::BakeRole;
 pub use stage_cache::{StageCache, StageInputs, Tally};
 use tile::BakedTile;
 
@@ -118,8 +122,20 @@ pub fn writer_version() -> [u16; 3] {
 /// Bakes `world` into `opts.out_root/<name>/`, reporting progress to `progress`. On any error
 /// nothing is left behind and an earlier bake in that place is untouched.
 pub fn bake(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    bake_as(world, opts, BakeRole::Whole, progress)
+}
+
+/// [`bake`] doing `role`'s share (see [`BakeRole`]): a shard computes its share into the cache
+/// (which it needs) and writes no output; an assembly writes the output from the cache alone.
+pub fn bake_as(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    if role != BakeRole::Whole && opts.cache.is_none() {
+        return Err(BakeError::BadOption("a sharded bake and its assembly share their work through the cache: give them one (no --no-cache)".into()));
+    }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(worker_threads(opts.jobs)?).build().map_err(BakeError::Threads)?;
-    pool.install(|| bake_in_pool(world, opts, progress))
+    pool.install(|| match role {
+        BakeRole::Shard { .. } => bake_shard(world, opts, role, progress),
+        _ => bake_in_pool(world, opts, role, progress),
+    })
 }
 
 /// The worker threads a bake with `jobs` starts: `jobs` (1 to [`MAX_JOBS`]) but never more than the
@@ -134,19 +150,48 @@ pub fn worker_threads(jobs: Option<usize>) -> Result<usize, BakeError> {
     }
 }
 
-fn bake_in_pool(world: &World, opts: &BakeOptions, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
-    let spec = &world.spec;
+fn open_cache(world: &World, opts: &BakeOptions) -> Result<StageCache, BakeError> {
     let store = match &opts.cache {
         Some(dir) => Some(Store::open(dir)?),
         None => None,
     };
+    Ok(StageCache::new(store, &world.spec.name, opts.explain))
+}
+
+/// A shard's bake: its own tiles' packs and every stored world product, into the cache.
+fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    let cache = open_cache(world, opts)?;
+    let plan = Plan::new(world);
+    let registry = Registry::standard();
+    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role);
+    let own: Vec<usize> = (0..plan.tiles.len()).filter(|&t| role.owns(t)).collect();
+    let tiles = engine.packs(&own)?;
+    engine.shared_packs()?;
+    let dims = world.dims();
+    Ok(BakeReport {
+        out_dir: opts.out_root.join(&world.spec.name),
+        stages: engine.timings(),
+        tallies: cache.tallies().into_iter().collect(),
+        explanations: cache.notes(),
+        cache_warnings: cache.warnings(),
+        wrote_output: false,
+        tiles: tiles.len(),
+        vertices: tiles.iter().map(|b| b.summary.vertex_count as u64).sum(),
+        triangles: tiles.iter().map(|b| b.summary.triangle_count as u64).sum(),
+        bytes_written: 0,
+        voxels: (dims[0] * dims[1] * dims[2]) as u64,
+    })
+}
+
+fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn Progress) -> Result<BakeReport, BakeError> {
+    let spec = &world.spec;
+    let cache = open_cache(world, opts)?;
     // Before any work: an unwritable or non-directory --out, a bad name or a concurrent bake of
     // this world fails now, not after minutes of baking.
     let staging = Staging::new(&opts.out_root, &spec.name)?;
-    let cache = StageCache::new(store, &spec.name, opts.explain);
     let plan = Plan::new(world);
     let registry = Registry::standard();
-    let engine = Engine::new(&plan, &registry, &cache, progress);
+    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role);
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
     let tiles = engine.packs(&all)?;
     let shared: Vec<(String, Vec<u8>)> = engine.shared_packs()?.into_iter().map(|(name, bytes)| (format!("shared/{name}.kpack"), bytes)).collect();

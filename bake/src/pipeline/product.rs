@@ -135,8 +135,14 @@ pub trait WorldProduct: Sync {
     }
     /// Computes the value, and a one-line description of the work for the bake report.
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError>;
+    /// Whether [`WorldProduct::encode`] stores its values. Shards of a bake claim a stored product
+    /// before computing it, so one computes it and the others read it; an unstored product is
+    /// computed by each process that needs it.
+    fn stored(&self) -> bool {
+        false
+    }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
-    /// are stored instead).
+    /// are stored instead). `Some` exactly when [`WorldProduct::stored`].
     fn encode(&self, _value: &WorldValue) -> Option<Vec<u8>> {
         None
     }

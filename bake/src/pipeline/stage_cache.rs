@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use kiln_cache::store::{Key, KeyHasher, Lookup, Store};
+use kiln_cache::store::{Claim, Key, KeyHasher, Lookup, Store};
 
 /// The inputs of one stage item, by name. The cache key is the hash of the stage, its version and
 /// every named input; the names let `--explain` say which input changed.
@@ -64,6 +64,16 @@ pub struct Tally {
     pub cached: usize,
     /// Items computed (missed, or no cache).
     pub computed: usize,
+}
+
+/// What [`StageCache::try_claim`] found.
+#[derive(Debug)]
+pub enum TryClaim {
+    /// Nobody else holds the item: compute it. `None` without a store (or when the claim could not
+    /// be taken for an I/O reason, already reported): nobody can share the work anyway.
+    Taken(Option<Claim>),
+    /// Another process (or thread) holds it and is computing it.
+    Busy,
 }
 
 /// The store (or none, with `--no-cache`) plus this bake's bookkeeping.
@@ -162,6 +172,30 @@ impl StageCache {
         if self.explain {
             let _ = store.put(self.record_key(inputs, item), inputs.record().as_bytes());
         }
+    }
+
+    /// Whether there is a store (shards need one to share their work).
+    pub fn has_store(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// Claims `inputs`' item if nobody holds it (see `kiln_cache::store`'s claims).
+    pub fn try_claim(&self, inputs: &StageInputs) -> TryClaim {
+        let Some(store) = &self.store else { return TryClaim::Taken(None) };
+        match store.try_claim(inputs.key()) {
+            Ok(Some(c)) => TryClaim::Taken(Some(c)),
+            Ok(None) => TryClaim::Busy,
+            Err(e) => {
+                self.warn(format!("{e} (computing without a claim)"));
+                TryClaim::Taken(None)
+            }
+        }
+    }
+
+    /// Claims `inputs`' item, waiting while another process holds it.
+    pub fn claim(&self, inputs: &StageInputs) -> Option<Claim> {
+        let store = self.store.as_ref()?;
+        store.claim(inputs.key()).map_err(|e| self.warn(format!("{e} (computing without a claim)"))).ok()
     }
 
     /// Per-stage tallies, by stage name.

@@ -160,6 +160,9 @@ impl WorldProduct for TreePrototypesProduct {
         );
         Ok((Box::new(Prototypes::new(pack, Some(Derived::of(&built.prototypes, &built.textures)))), detail))
     }
+    fn stored(&self) -> bool {
+        true
+    }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Prototypes>().map(|p| p.pack.clone())
     }
@@ -273,6 +276,9 @@ impl WorldProduct for TreePlacementProduct {
             .collect();
         let detail = format!("{} trees placed", instances.len());
         Ok((Box::new(instances), detail))
+    }
+    fn stored(&self) -> bool {
+        true
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         let instances = value.downcast_ref::<Vec<TreeInstance>>()?;

@@ -69,6 +69,9 @@ impl WorldProduct for DensityProduct {
         let voxels = density.data.len();
         Ok((Box::new(Self::volume(ctx, density)?), format!("{voxels} voxels: noise, floor, brushes, floaters")))
     }
+    fn stored(&self) -> bool {
+        true
+    }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Volume>().map(|v| bytemuck::cast_slice(&v.density.data).to_vec())
     }
@@ -105,6 +108,9 @@ impl WorldProduct for TileInputsProduct {
         let v = ctx.world::<Volume>("volume")?;
         let hashes = tile_input_hashes(&v.density, &plan.tiling, &plan.tiles, ao.radius_voxels + ao.start_offset_voxels);
         Ok((Box::new(hashes), format!("input hashes of {} tiles", plan.tiles.len())))
+    }
+    fn stored(&self) -> bool {
+        true
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Vec<TileInputHashes>>().map(|h| h.iter().flat_map(|x| x.to_bytes()).collect())

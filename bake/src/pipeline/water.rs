@@ -217,6 +217,9 @@ impl WorldProduct for WaterWavesProduct {
         let pack = build::shared_pack(&world.spec.name, self.name(), inputs_hash, bytes).map_err(&err)?;
         Ok((Box::new(Waves::new(pack)), detail))
     }
+    fn stored(&self) -> bool {
+        true
+    }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Waves>().map(|w| w.pack.clone())
     }

@@ -1,0 +1,174 @@
+//! Exact light sums: every deposit and every volume crossing is rounded once to an integer
+//! number of fixed units and summed in `i64`. Integer addition is associative, so the sums are
+//! the same whatever order the paths are traced and added in: one process tracing every path, or
+//! many processes each tracing a part of them ([`super::PathParts`]), give the same bytes.
+//!
+//! The unit is a power of two chosen from the sources' total power, so that it converts without
+//! rounding and a whole bake's power fits with 2^19 of headroom: a photon of a bake with 15 M
+//! paths carries about 2^20 units, one of a bake with 10^10 paths still about 2^10, and the
+//! rounding (to the nearest unit, once per deposit) is far below the photon-count noise.
+
+use super::volume::{VolumeAccumulator, BINS};
+
+/// The sources' total power (per channel, summed over sources) maps to at most 2^44 units.
+const TOTAL_BITS: i32 = 44;
+
+/// Units per unit of power on surfaces, and per unit of power × length in the volume.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Fixed {
+    surface: f32,
+    volume: f32,
+}
+
+/// The power of two `2^e` with `2^e >= x` (for `x > 0`), `e` clamped to ±100; from the float's
+/// bits, so it is the same on every machine.
+fn exponent_at_least(x: f64) -> i32 {
+    if x.is_nan() || x <= 0.0 || !x.is_finite() {
+        return 0;
+    }
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1023;
+    let exact = bits & ((1u64 << 52) - 1) == 0;
+    (if exact { e } else { e + 1 }).clamp(-100, 100)
+}
+
+fn pow2(e: i32) -> f32 {
+    (2.0f64).powi(e) as f32
+}
+
+impl Fixed {
+    /// Units for a bake whose sources emit `total_power` (the largest channel of their summed
+    /// power) inside a box whose longest side is `extent`: segments in the volume are power ×
+    /// length, so their unit is smaller by the box's size.
+    pub(crate) fn for_scene(total_power: f64, extent: f32) -> Fixed {
+        let e = TOTAL_BITS - exponent_at_least(total_power);
+        let ext = exponent_at_least(extent.max(1.0) as f64);
+        Fixed { surface: pow2(e.clamp(-120, 120)), volume: pow2((e - ext).clamp(-120, 120)) }
+    }
+
+    /// `x` (≥ 0) in surface units, rounded to the nearest.
+    #[inline]
+    pub(crate) fn surface(&self, x: f32) -> i64 {
+        (x * self.surface + 0.5) as i64
+    }
+
+    /// Scales power × length into volume units (before [`Fixed::round`]).
+    #[inline]
+    pub(crate) fn volume_scale(&self) -> f32 {
+        self.volume
+    }
+
+    /// Surface sums back to power.
+    pub(crate) fn surface_value(&self, units: i64) -> f32 {
+        (units as f64 / self.surface as f64) as f32
+    }
+
+    /// Volume sums back to power × length.
+    pub(crate) fn volume_value(&self, units: i64) -> f32 {
+        (units as f64 / self.volume as f64) as f32
+    }
+}
+
+/// A value already in units (≥ 0), rounded to the nearest.
+#[inline]
+pub(crate) fn round(x: f32) -> i64 {
+    (x + 0.5) as i64
+}
+
+/// What light transport adds up: power per welded vertex (ambient RGB, direct-light RGB), the
+/// volume's sums per cell, and the flights traced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LightSums {
+    pub(crate) power: Vec<[i64; 6]>,
+    pub(crate) volume: VolumeAccumulator,
+    pub(crate) flights: u64,
+}
+
+const SUMS_MAGIC: &[u8; 8] = b"KILNLS01";
+
+impl LightSums {
+    /// Zero sums over `vertices` welded vertices and the volume of `volume`.
+    pub(crate) fn zeroed(vertices: usize, volume: VolumeAccumulator) -> LightSums {
+        let mut power = crate::mem::huge_vec(vertices);
+        power.resize(vertices, [0i64; 6]);
+        LightSums { power, volume, flights: 0 }
+    }
+
+    /// Adds `other` (sums of the same shape) to these.
+    pub fn merge(&mut self, other: &LightSums) {
+        use rayon::prelude::*;
+        self.power.par_iter_mut().zip(&other.power).for_each(|(a, b)| {
+            for c in 0..6 {
+                a[c] = a[c].wrapping_add(b[c]);
+            }
+        });
+        self.volume.merge(&other.volume);
+        self.flights += other.flights;
+    }
+
+    /// The power per welded vertex as floats, for the filter.
+    pub(crate) fn power(&self, fixed: &Fixed) -> Vec<[f32; 6]> {
+        use rayon::prelude::*;
+        self.power.par_iter().map(|p| p.map(|u| fixed.surface_value(u))).collect()
+    }
+
+    /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let cells = self.volume.cells();
+        let mut out = Vec::with_capacity(32 + 48 * self.power.len() + 2 * cells * BINS * 24);
+        out.extend_from_slice(SUMS_MAGIC);
+        out.extend_from_slice(&(self.power.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(cells as u64).to_le_bytes());
+        out.extend_from_slice(&self.flights.to_le_bytes());
+        for v in self.power.iter().flatten().chain(self.volume.values()) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads sums of the shape of `self` (zeroed or not: they are replaced) from
+    /// [`LightSums::to_bytes`]' output; a mismatch of shape or length is an error.
+    pub fn read_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let cells = self.volume.cells();
+        let word = |i: usize| bytes.get(8 * i..8 * i + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+        if bytes.get(..8) != Some(&SUMS_MAGIC[..]) {
+            return Err("not light sums (bad magic)".into());
+        }
+        let (Some(vertices), Some(stored_cells), Some(flights)) = (word(1), word(2), word(3)) else {
+            return Err("truncated header".into());
+        };
+        if vertices != self.power.len() as u64 || stored_cells != cells as u64 {
+            return Err(format!("sums of {vertices} vertices and {stored_cells} cells, expected {} and {cells}", self.power.len()));
+        }
+        let expected = 32 + 8 * (6 * self.power.len() + 2 * cells * BINS * 3);
+        if bytes.len() != expected {
+            return Err(format!("{} bytes, expected {expected}", bytes.len()));
+        }
+        let mut values = bytes[32..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        for p in self.power.iter_mut().flatten() {
+            *p = values.next().expect("length checked");
+        }
+        self.volume.set_values(&mut values);
+        self.flights = flights;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_are_powers_of_two_that_fit_the_total_with_headroom() {
+        let f = Fixed::for_scene(1000.0, 100.0);
+        // 1000 → 2^10, so 2^34 units per unit of power; the volume 2^7 less (100 → 2^7).
+        assert_eq!(f.surface, 2f32.powi(34));
+        assert_eq!(f.volume, 2f32.powi(27));
+        assert_eq!(f.surface(1000.0), 1000 << 34);
+        assert_eq!(f.surface_value(f.surface(3.25)), 3.25);
+        assert_eq!(exponent_at_least(1024.0), 10);
+        assert_eq!(exponent_at_least(1025.0), 11);
+        assert_eq!(exponent_at_least(0.75), 0);
+        assert_eq!(exponent_at_least(0.0), 0);
+    }
+}
