@@ -18,6 +18,15 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
 fi
+# The S3 backend's tests run against moto's standalone S3-compatible server (Python).
+if ! python3 -c "import moto.server, flask" >/dev/null 2>&1; then
+  command -v python3 >/dev/null 2>&1 || { echo "python3 is needed for the S3 tests (moto)" >&2; exit 1; }
+  python3 -m pip --version >/dev/null 2>&1 || { sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"; $sudo apt-get update -qq; DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-pip; }
+  echo "installing test dependencies: moto[server] (pip)"
+  python3 -m pip install --quiet 'moto[server]' 2>/dev/null \
+    || python3 -m pip install --quiet --user 'moto[server]' 2>/dev/null \
+    || python3 -m pip install --quiet --user --break-system-packages 'moto[server]'
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo is not installed: install Rust (rustup) first" >&2
   exit 1

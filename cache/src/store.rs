@@ -23,6 +23,8 @@ use std::time::SystemTime;
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::s3::{S3Client, S3Config};
+
 const MAGIC: [u8; 8] = *b"KILNCAC1";
 const HEADER: usize = 8 + 16 + 8 + 8;
 
@@ -115,27 +117,108 @@ pub struct GcReport {
     pub kept: Stats,
 }
 
-/// A held claim on a key (see the module documentation); released when dropped, or by the kernel
-/// when the process dies.
+/// A held claim on a key (see the module documentation); released when dropped, or when the
+/// process dies (by the kernel for a directory store, by the lease for an S3 store).
 #[derive(Debug)]
 pub struct Claim {
-    _file: fs::File,
+    _held: Held,
 }
 
-/// A content-addressed store rooted at a directory.
+/// Held for what dropping it does (unlock, or stop the heartbeat and delete the claim).
+#[derive(Debug)]
+#[allow(dead_code)]
+enum Held {
+    File(fs::File),
+    S3(crate::s3::Heartbeat),
+}
+
+/// A content-addressed store rooted at a directory, or at an S3-compatible bucket and prefix
+/// (`s3://bucket/prefix`, see [`crate::s3`]).
 #[derive(Clone, Debug)]
 pub struct Store {
     root: PathBuf,
+    s3: Option<S3Client>,
+}
+
+fn s3_error(root: &Path, message: String) -> StoreError {
+    StoreError { path: root.to_owned(), source: io::Error::other(message) }
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Store {
-    /// Opens (creating if needed) the store at `root`.
+    /// Opens (creating if needed) the store at `root`: a directory, or `s3://bucket/prefix` (the
+    /// bucket must exist; credentials and endpoint from the environment, see [`crate::s3`]).
     pub fn open(root: &Path) -> Result<Store, StoreError> {
+        if let Some(uri) = root.to_str().filter(|r| r.starts_with("s3://")) {
+            let cfg = S3Config::from_uri(uri).map_err(|m| s3_error(root, m))?;
+            return Ok(Store { root: root.to_owned(), s3: Some(S3Client::new(cfg)) });
+        }
         let objects = root.join("objects");
         fs::create_dir_all(&objects).map_err(|source| StoreError { path: objects, source })?;
-        Ok(Store { root: root.to_owned() })
+        Ok(Store { root: root.to_owned(), s3: None })
+    }
+
+    fn object_name(key: Key) -> String {
+        let hex = key.hex();
+        format!("objects/{}/{hex}.entry", &hex[..2])
+    }
+
+    fn s3_get(&self, s3: &S3Client, key: Key) -> Result<Lookup, StoreError> {
+        let name = Store::object_name(key);
+        let reply = s3.request("GET", &name, &[], b"").map_err(|m| s3_error(&self.root, m))?;
+        match reply.status {
+            200 => match check_entry(key, &reply.body) {
+                Ok(()) => {
+                    let mut bytes = reply.body;
+                    bytes.drain(..HEADER);
+                    Ok(Lookup::Hit(bytes))
+                }
+                Err(reason) => {
+                    let _ = s3.request("DELETE", &name, &[], b"");
+                    Ok(Lookup::Corrupt(format!("{}/{name}: {reason}", self.root.display())))
+                }
+            },
+            404 => Ok(Lookup::Miss),
+            code => Err(s3_error(&self.root, format!("GET {name}: HTTP {code}: {}", String::from_utf8_lossy(&reply.body)))),
+        }
+    }
+
+    /// One attempt at creating the claim object of `key`: `Some` when created, `None` when held by a
+    /// live holder; a dead holder's claim (not rewritten for the lease) is removed and retried once.
+    fn s3_try_claim(&self, s3: &S3Client, key: Key) -> Result<Option<Claim>, StoreError> {
+        let name = format!("claims/{}", key.hex());
+        for attempt in 0..2 {
+            let reply = s3.request("PUT", &name, &[("if-none-match", "*")], b"held").map_err(|m| s3_error(&self.root, m))?;
+            match reply.status {
+                200 => return Ok(Some(Claim { _held: Held::S3(crate::s3::Heartbeat::start(s3.clone(), name)) })),
+                412 | 409 if attempt == 0 => {
+                    let head = s3.request("HEAD", &name, &[], b"").map_err(|m| s3_error(&self.root, m))?;
+                    let age = match (&head.last_modified, &head.date) {
+                        (Some(modified), Some(now)) => crate::s3::http_age(modified, now),
+                        _ => None,
+                    };
+                    match (head.status, age) {
+                        (404, _) => continue,
+                        (_, Some(age)) if age > crate::s3::lease().as_secs() as i64 => {
+                            let _ = s3.request("DELETE", &name, &[], b"");
+                        }
+                        _ => return Ok(None),
+                    }
+                }
+                412 | 409 => return Ok(None),
+                code => {
+                    return Err(s3_error(
+                        &self.root,
+                        format!(
+                            "PUT {name} (If-None-Match: *): HTTP {code}: the server must support conditional writes; {}",
+                            String::from_utf8_lossy(&reply.body)
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The default location: `$KILN_CACHE`, else `$XDG_CACHE_HOME/kiln`, else `$HOME/.cache/kiln`,
@@ -160,6 +243,9 @@ impl Store {
 
     /// Looks `key` up. A damaged entry is removed and reported as [`Lookup::Corrupt`].
     pub fn get(&self, key: Key) -> Result<Lookup, StoreError> {
+        if let Some(s3) = &self.s3 {
+            return self.s3_get(s3, key);
+        }
         let path = self.path_of(key);
         let bytes = match fs::read(&path) {
             Ok(b) => b,
@@ -185,6 +271,20 @@ impl Store {
 
     /// Stores `payload` under `key`, atomically. Concurrent writers of one key both succeed.
     pub fn put(&self, key: Key, payload: &[u8]) -> Result<(), StoreError> {
+        if let Some(s3) = &self.s3 {
+            let mut entry = Vec::with_capacity(HEADER + payload.len());
+            entry.extend_from_slice(&MAGIC);
+            entry.extend_from_slice(&key.0.to_le_bytes());
+            entry.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+            entry.extend_from_slice(&xxh3_64(payload).to_le_bytes());
+            entry.extend_from_slice(payload);
+            let name = Store::object_name(key);
+            let reply = s3.request("PUT", &name, &[], &entry).map_err(|m| s3_error(&self.root, m))?;
+            return match reply.status {
+                200 => Ok(()),
+                code => Err(s3_error(&self.root, format!("PUT {name}: HTTP {code}: {}", String::from_utf8_lossy(&reply.body)))),
+            };
+        }
         let path = self.path_of(key);
         let dir = path.parent().expect("entries live in a subdirectory").to_owned();
         fs::create_dir_all(&dir).map_err(|source| StoreError { path: dir.clone(), source })?;
@@ -220,16 +320,28 @@ impl Store {
 
     /// Claims `key`, waiting while another process (or another claim in this one) holds it.
     pub fn claim(&self, key: Key) -> Result<Claim, StoreError> {
+        if let Some(s3) = &self.s3 {
+            // No server-side waiting in S3: poll, well below the lease.
+            loop {
+                if let Some(c) = self.s3_try_claim(s3, key)? {
+                    return Ok(c);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+        }
         let (file, path) = self.open_claim(key)?;
         file.lock().map_err(|source| StoreError { path, source })?;
-        Ok(Claim { _file: file })
+        Ok(Claim { _held: Held::File(file) })
     }
 
     /// Claims `key` if nobody holds it; `None` when somebody does.
     pub fn try_claim(&self, key: Key) -> Result<Option<Claim>, StoreError> {
+        if let Some(s3) = &self.s3 {
+            return self.s3_try_claim(s3, key);
+        }
         let (file, path) = self.open_claim(key)?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(Claim { _file: file })),
+            Ok(()) => Ok(Some(Claim { _held: Held::File(file) })),
             Err(fs::TryLockError::WouldBlock) => Ok(None),
             Err(fs::TryLockError::Error(source)) => Err(StoreError { path, source }),
         }
@@ -258,6 +370,9 @@ impl Store {
     }
 
     fn entries(&self) -> Result<Vec<(PathBuf, u64, SystemTime)>, StoreError> {
+        if self.s3.is_some() {
+            return Err(s3_error(&self.root, "listing and trimming an S3 store is left to the bucket (expire entries with a lifecycle rule)".into()));
+        }
         let objects = self.root.join("objects");
         let mut out = Vec::new();
         let dirs = fs::read_dir(&objects).map_err(|source| StoreError { path: objects.clone(), source })?;
@@ -285,7 +400,9 @@ impl Store {
     /// Removes least-recently-used entries until the store holds at most `max_bytes`.
     /// Also removes stale temporary files and unheld claims.
     pub fn gc(&self, max_bytes: u64) -> Result<GcReport, StoreError> {
-        self.sweep();
+        if self.s3.is_none() {
+            self.sweep();
+        }
         let entries = self.entries()?;
         let mut total: u64 = entries.iter().map(|x| x.1).sum();
         let mut report = GcReport::default();

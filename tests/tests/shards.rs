@@ -2,8 +2,8 @@
 //! `kill -9`) at a named instant and started again, then an assembly: every pack byte-identical to
 //! a one-process bake, for N = 1, 2, 3 and 7, on the tiny world and on a larger one with trees,
 //! grass and water (whose stored world products the shards claim). Also the local driver
-//! (`--local-shards`), the Kubernetes index variable (`--shards`), and an assembly that finds the
-//! cache incomplete.
+//! (`--local-shards`), the Kubernetes index variable (`--shards`), an assembly that finds the cache
+//! incomplete, and the same through an S3-compatible server (moto's, started by the test).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,9 +87,32 @@ fn larger() -> &'static Reference {
     R.get_or_init(|| reference(larger_world(&scratch("shards-world")), "shardland", "larger"))
 }
 
-fn shard(world: &Path, cache: &Path, k: u32, n: u32, failpoint: Option<&str>) -> Child {
+/// Where the shards' cache lives: a directory under the test's scratch space, or a bucket prefix
+/// on a local S3-compatible server (with the environment that reaches it).
+#[derive(Clone, Copy)]
+enum Backend<'a> {
+    Dir,
+    S3(&'a Moto),
+}
+
+impl Backend<'_> {
+    fn cache(self, dir: &Path) -> String {
+        match self {
+            Backend::Dir => dir.join("cache").to_str().unwrap().to_owned(),
+            Backend::S3(_) => format!("s3://{BUCKET}/{}", dir.file_name().unwrap().to_string_lossy()),
+        }
+    }
+    fn env(self, c: &mut Command) {
+        if let Backend::S3(m) = self {
+            c.envs(m.env());
+        }
+    }
+}
+
+fn shard(world: &Path, cache: &str, backend: Backend, k: u32, n: u32, failpoint: Option<&str>) -> Child {
     let spec = format!("{k}/{n}");
-    let mut c = kiln_cmd(&["bake", world.to_str().unwrap(), "--shard", &spec, "--cache", cache.to_str().unwrap(), "--jobs", "1", "--quiet"]);
+    let mut c = kiln_cmd(&["bake", world.to_str().unwrap(), "--shard", &spec, "--cache", cache, "--jobs", "1", "--quiet"]);
+    backend.env(&mut c);
     if let Some(point) = failpoint {
         c.env("KILN_FAILPOINT", format!("shard{k}:{point}"));
     }
@@ -102,28 +125,29 @@ fn killed(status: &std::process::ExitStatus) -> bool {
     status.signal() == Some(9)
 }
 
-/// Bakes `r` as `n` shards, shard `victim` killed at `point` and started again, then assembles;
-/// returns the assembled files.
-fn sharded(r: &Reference, n: u32, victim: u32, point: &str, label: &str) -> BTreeMap<PathBuf, Vec<u8>> {
+/// Bakes `r` as `n` shards, then assembles; returns the assembled files. Shard `victim` starts
+/// first, alone, and is killed at `point` (alone, it surely gets there: with the others running it
+/// might find that work done); then it starts again together with all the others, which find
+/// what it left: stored items, and claims of a dead process.
+fn sharded(r: &Reference, backend: Backend, n: u32, victim: u32, point: &str, label: &str) -> BTreeMap<PathBuf, Vec<u8>> {
     let dir = scratch(&format!("shards-{label}-{n}"));
-    let cache = dir.join("cache");
-    let children: Vec<(u32, Child)> = (0..n).map(|k| (k, shard(&r.world, &cache, k, n, (k == victim).then_some(point)))).collect();
-    let mut was_killed = false;
+    let cache = backend.cache(&dir);
+    let first = shard(&r.world, &cache, backend, victim, n, Some(point)).wait_with_output().unwrap();
+    assert!(
+        killed(&first.status),
+        "{label}: shard {victim}/{n} reached {point} and was killed: {:?} {}",
+        first.status,
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let children: Vec<(u32, Child)> = (0..n).map(|k| (k, shard(&r.world, &cache, backend, k, n, None))).collect();
     for (k, child) in children {
         let o = child.wait_with_output().unwrap();
-        if k == victim && killed(&o.status) {
-            was_killed = true;
-            let again = shard(&r.world, &cache, k, n, None).wait_with_output().unwrap();
-            assert!(again.status.success(), "shard {k}/{n} again: {}", String::from_utf8_lossy(&again.stderr));
-        } else {
-            assert!(o.status.success(), "shard {k}/{n}: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
-        }
+        assert!(o.status.success(), "shard {k}/{n}: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
     }
-    assert!(was_killed, "{label}: shard {victim}/{n} reached {point} and was killed");
     let out = dir.join("out");
-    let o = kiln_cmd(&["bake", r.world.to_str().unwrap(), "--assemble", "--cache", cache.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let mut assemble = kiln_cmd(&["bake", r.world.to_str().unwrap(), "--assemble", "--cache", &cache, "--out", out.to_str().unwrap()]);
+    backend.env(&mut assemble);
+    let o = assemble.output().unwrap();
     assert!(o.status.success(), "assemble: {}", String::from_utf8_lossy(&o.stderr));
     let report = String::from_utf8_lossy(&o.stderr);
     assert!(report.contains(" 0 assembled"), "the assembly computed nothing:\n{report}");
@@ -151,7 +175,7 @@ fn any_number_of_shards_with_one_killed_gives_the_bytes_of_one_process() {
         for (i, n) in [1u32, 2, 3, 7].into_iter().enumerate() {
             let victim = (i as u32 * 2) % n;
             let point = POINTS[i % POINTS.len()];
-            let files = sharded(r, n, victim, point, label);
+            let files = sharded(r, Backend::Dir, n, victim, point, label);
             if let Err(e) = same_files(&r.files, &files) {
                 panic!("{label}, {n} shards (shard {victim} killed at {point}): {e}");
             }
@@ -169,18 +193,21 @@ fn local_shards_start_a_killed_shard_again_and_assemble() {
         "bake",
         r.world.to_str().unwrap(),
         "--local-shards",
-        "3",
+        "2",
         "--cache",
         dir.join("cache").to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ])
-    .env("KILN_FAILPOINT", "shard1:transport-part")
+    // Each shard dies at the first tile it computes, so neither can do the other's work first.
+    .env("KILN_FAILPOINT", "shard0:claimed-tile,shard1:claimed-tile")
     .output()
     .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("shard 1/3 was killed by signal 9; starting it again"), "{err}");
+    for k in 0..2 {
+        assert!(err.contains(&format!("shard {k}/2 was killed by signal 9; starting it again")), "{err}");
+    }
     same_files(&r.files, &files_under(&out.join("tiny"))).unwrap();
 }
 
@@ -225,4 +252,94 @@ fn assembling_an_incomplete_cache_fails_naming_what_is_missing_and_writes_nothin
     assert!(!out.join("tiny").exists(), "nothing written");
     let no_cache = kiln_cmd(&["bake", world, "--shard", "0/2", "--no-cache"]).output().unwrap();
     assert_eq!(no_cache.status.code(), Some(2), "a shard needs a cache");
+}
+
+const BUCKET: &str = "kiln-shards";
+
+/// A local S3-compatible server (moto's standalone server, which `make test` installs), stopped
+/// when dropped.
+struct Moto {
+    child: Child,
+    endpoint: String,
+}
+
+impl Moto {
+    /// Starts one on a free port with the test bucket, or `None` when moto is not installed (an
+    /// error instead where `KILN_REQUIRE_MOTO` is set, as CI sets it).
+    fn start() -> Option<Moto> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let available = Command::new("python3").args(["-c", "import moto.server, flask"]).status().is_ok_and(|s| s.success());
+        if !available {
+            assert!(std::env::var_os("KILN_REQUIRE_MOTO").is_none(), "python3 cannot import moto.server; `make test` installs moto[server]");
+            eprintln!("skipping the S3 tests: python3 cannot import moto.server; `make test` installs moto[server]");
+            return None;
+        }
+        let child = Command::new("python3")
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 starts moto's server");
+        let moto = Moto { child, endpoint: format!("http://127.0.0.1:{port}") };
+        let start = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed().as_secs() < 30, "moto_server did not listen on port {port}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let cfg = kiln_cache::s3::S3Config {
+            endpoint: moto.endpoint.clone(),
+            path_style: true,
+            bucket: BUCKET.into(),
+            prefix: String::new(),
+            region: "us-east-1".into(),
+            access_key: "testing".into(),
+            secret_key: "testing".into(),
+            session_token: None,
+        };
+        kiln_cache::s3::S3Client::new(cfg).create_bucket().unwrap();
+        Some(moto)
+    }
+
+    /// The environment a kiln process reaches it with; a short claim lease, so a killed holder's
+    /// claims are taken over within seconds.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ACCESS_KEY_ID", "testing".into()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("KILN_S3_LEASE_SECONDS", "3".into()),
+        ]
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[cfg(unix)]
+fn shards_sharing_an_s3_bucket_give_the_bytes_of_one_process() {
+    let Some(moto) = Moto::start() else { return };
+    let runs = [(tiny(), "s3-tiny", 1u32), (tiny(), "s3-tiny", 2), (tiny(), "s3-tiny", 3), (tiny(), "s3-tiny", 7), (larger(), "s3-larger", 3)];
+    for (i, (r, label, n)) in runs.into_iter().enumerate() {
+        let victim = (i as u32 * 2) % n;
+        let point = POINTS[i % POINTS.len()];
+        let files = sharded(r, Backend::S3(&moto), n, victim, point, label);
+        if let Err(e) = same_files(&r.files, &files) {
+            panic!("{label}, {n} shards through S3 (shard {victim} killed at {point}): {e}");
+        }
+    }
+    // A plain bake against the bucket finds everything there: it writes the same packs and
+    // assembles none of them.
+    let dir = scratch("shards-s3-tiny-3");
+    let out = dir.join("again");
+    let mut c = kiln_cmd(&["bake", tiny().world.to_str().unwrap(), "--cache", &Backend::S3(&moto).cache(&dir), "--out", out.to_str().unwrap()]);
+    Backend::S3(&moto).env(&mut c);
+    let o = c.output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains(" 0 assembled"), "{}", String::from_utf8_lossy(&o.stderr));
+    same_files(&tiny().files, &files_under(&out.join("tiny"))).unwrap();
 }
