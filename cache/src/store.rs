@@ -269,6 +269,20 @@ impl Store {
         }
     }
 
+    /// Whether an entry for `key` is present (not checked: [`Store::get`] checks what it reads).
+    pub fn contains(&self, key: Key) -> Result<bool, StoreError> {
+        if let Some(s3) = &self.s3 {
+            let name = Store::object_name(key);
+            let reply = s3.request("HEAD", &name, &[], b"").map_err(|m| s3_error(&self.root, m))?;
+            return match reply.status {
+                200 => Ok(true),
+                404 => Ok(false),
+                code => Err(s3_error(&self.root, format!("HEAD {name}: HTTP {code}"))),
+            };
+        }
+        Ok(self.path_of(key).is_file())
+    }
+
     /// Stores `payload` under `key`, atomically. Concurrent writers of one key both succeed.
     pub fn put(&self, key: Key, payload: &[u8]) -> Result<(), StoreError> {
         if let Some(s3) = &self.s3 {

@@ -244,6 +244,22 @@ fn assembling_an_incomplete_cache_fails_naming_what_is_missing_and_writes_nothin
     // One shard of two: half the tiles are missing.
     let o = kiln_cmd(&["bake", world, "--shard", "0/2", "--cache", cache.to_str().unwrap(), "--quiet"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The progress report: the shard's own half of the packs (tiles 0, 2, 4, … of 21), all of
+    // the density.
+    let status = |c: &Path| {
+        let o = kiln_cmd(&["bake", world, "--status", "--cache", c.to_str().unwrap()]).stdout(Stdio::piped()).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let report = status(&cache);
+    let row = |name: &str| {
+        report.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("no {name} in\n{report}")).to_owned()
+    };
+    assert!(row("packs").contains("11 / 21"), "{report}");
+    assert!(row("volume").contains("1 / 1") && row("volume").contains("done"), "{report}");
+    assert!(!report.lines().any(|l| l.split_whitespace().next() == Some("grass")), "the tiny world has no grass tiles: {report}");
+    let fresh = status(&dir.join("empty"));
+    assert!(fresh.contains("waiting: tile-inputs is not in the cache yet"), "{fresh}");
     let out = dir.join("out");
     let o = kiln_cmd(&["bake", world, "--assemble", "--cache", cache.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

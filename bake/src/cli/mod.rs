@@ -115,6 +115,10 @@ enum Command {
         /// started again), then assemble the output.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with = "no_cache")]
         local_shards: Option<u32>,
+        /// Print how much of the bake the cache holds, per stage (items present / items), computing
+        /// nothing: the progress of a sharded bake.
+        #[arg(long, conflicts_with_all = ["shard", "shards", "assemble", "local_shards", "no_cache"])]
+        status: bool,
     },
     /// Inspect or trim the stage cache.
     Cache {
@@ -285,9 +289,12 @@ where
         }
     };
     let result = match args.command {
-        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget, shard, shards, assemble, local_shards } => (|| {
+        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget, shard, shards, assemble, local_shards, status } => (|| {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
             let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), cache, explain };
+            if status {
+                return shards::print_status(&world, &opts);
+            }
             if let (Some(n), Some(dir)) = (local_shards, &opts.cache) {
                 let threads = crate::pipeline::worker_threads(opts.jobs)?;
                 let per_shard = (threads / n as usize).max(1);
@@ -295,7 +302,8 @@ where
                 return run_bake(&world, &opts, crate::pipeline::BakeRole::Assemble, quiet, memory_budget);
             }
             run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget)
-        })()
+        })(
+        )
         .map(|()| 0),
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),

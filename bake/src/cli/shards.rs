@@ -74,6 +74,22 @@ pub fn run_local(world: &Path, cache: &Path, count: u32, jobs: usize, quiet: boo
     failure.map_or(Ok(()), |f| Err(CliError::Failed(format!("{}: {f}", world.display()))))
 }
 
+/// `kiln bake WORLD --status`: per stage, the items the cache holds.
+pub fn print_status(world_path: &Path, opts: &crate::pipeline::BakeOptions) -> Result<(), CliError> {
+    let world = crate::world::load_world(world_path)?;
+    let rows = crate::pipeline::status(&world, opts)?;
+    let cache = opts.cache.as_deref().map_or("".into(), |c| c.display().to_string());
+    println!("{} in {cache}: items in the cache per stage", world.spec.name);
+    for crate::pipeline::StageStatus { name, present: done, items: total, waiting } in rows {
+        let state = if done == total { "done".to_owned() } else { format!("{:.0} %", 100.0 * done as f64 / total.max(1) as f64) };
+        match waiting {
+            Some(w) => println!("  {name:<16} {done:>6} / {total:<6} waiting: {w}"),
+            None => println!("  {name:<16} {done:>6} / {total:<6} {state}"),
+        }
+    }
+    Ok(())
+}
+
 enum Outcome {
     Done,
     Killed(i32),

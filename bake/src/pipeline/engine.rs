@@ -61,6 +61,19 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// How many of a stage's items the cache holds (see [`Engine::status`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageStatus {
+    /// The product's name, or `packs`.
+    pub name: &'static str,
+    /// Items in the cache.
+    pub present: usize,
+    /// Items of the bake.
+    pub items: usize,
+    /// Why the items could not be looked for (a product their keys need is not stored yet).
+    pub waiting: Option<String>,
+}
+
 /// The engine's state for one bake; products read it through the context types below.
 pub struct Engine<'a> {
     plan: &'a Plan<'a>,
@@ -68,6 +81,8 @@ pub struct Engine<'a> {
     cache: &'a StageCache,
     progress: &'a dyn Progress,
     role: BakeRole,
+    /// Only reads the cache: a stored world product that misses is an error, not computed.
+    read_only: bool,
     world_keys: Vec<OnceLock<StageInputs>>,
     world_values: Vec<OnceLock<WorldValue>>,
     tile_keys: Vec<OnceLock<Vec<StageInputs>>>,
@@ -135,6 +150,7 @@ impl<'a> Engine<'a> {
             cache,
             progress,
             role: BakeRole::Whole,
+            read_only: false,
             world_keys: (0..n).map(|_| OnceLock::new()).collect(),
             world_values: (0..n).map(|_| OnceLock::new()).collect(),
             tile_keys: (0..n).map(|_| OnceLock::new()).collect(),
@@ -146,6 +162,11 @@ impl<'a> Engine<'a> {
     /// This engine doing `role`'s share of the bake (see `role.rs`).
     pub fn with_role(self, role: BakeRole) -> Self {
         Engine { role, ..self }
+    }
+
+    /// This engine reading the cache only (see [`Engine::status`]).
+    pub fn read_only(self) -> Self {
+        Engine { read_only: true, ..self }
     }
 
     /// This process's share of the bake.
@@ -238,6 +259,9 @@ impl<'a> Engine<'a> {
         let value = self.timed(p.report_stage(), || -> Result<WorldValue, BakeError> {
             if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
                 return Ok(v);
+            }
+            if self.read_only && p.stored() {
+                return Err(BakeError::Incomplete(format!("{} is not in the cache yet", p.name())));
             }
             // Shards claim a stored product: one computes it, the others wait and then read it.
             let _claim = match self.role.is_shard() && p.stored() {
@@ -472,6 +496,36 @@ impl<'a> Engine<'a> {
         }
         let summary = summary.ok_or_else(|| self.plan.internal(format_args!("tile {id}: no product summarised it")))?;
         Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
+    }
+
+    /// How much of the bake the cache holds, per stored product in registry order, then the packs.
+    /// Reads keys only; where a key needs a stored world product that is not there yet, its items
+    /// count as missing, with the reason.
+    pub fn status(&self) -> Vec<StageStatus> {
+        let row = |name, present, items, waiting| StageStatus { name, present, items, waiting };
+        let tiles = self.plan.tiles.len();
+        let mut out = Vec::new();
+        for e in self.registry.entries() {
+            match e {
+                Entry::World(p) if p.stored() => out.push(match self.world_key(p.name()) {
+                    Ok(key) => row(p.name(), self.cache.contains(key) as usize, 1, None),
+                    Err(e) => row(p.name(), 0, 1, Some(e.to_string())),
+                }),
+                Entry::World(_) => {}
+                Entry::Tile(p) => match self.tile_keys(p.name()) {
+                    // A product the world does not have.
+                    Ok(keys) if keys.iter().all(StageInputs::is_absent) => {}
+                    Ok(keys) => out.push(row(p.name(), keys.iter().filter(|k| self.cache.contains(k)).count(), tiles, None)),
+                    Err(e) => out.push(row(p.name(), 0, tiles, Some(e.to_string()))),
+                },
+            }
+        }
+        let packs: Result<Vec<StageInputs>, BakeError> = (0..tiles).map(|t| self.pack_key(t)).collect();
+        out.push(match packs {
+            Ok(keys) => row("packs", keys.iter().filter(|k| self.cache.contains(k)).count(), tiles, None),
+            Err(e) => row("packs", 0, tiles, Some(e.to_string())),
+        });
+        out
     }
 
     /// The light-occluder keys of every world product that adds occluders to light transport, in

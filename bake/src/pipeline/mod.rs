@@ -34,6 +34,7 @@ use kiln_formats::sections::{EmbeddedFiles, Manifest, PackInfo, PackKind, Shared
 use kiln_formats::PackBuilder;
 use xxhash_rust::xxh3::xxh3_64;
 
+pub use engine::StageStatus;
 use engine::{Engine, Plan};
 pub use error::BakeError;
 pub use failpoint::ENV as FAILPOINT_VARIABLE;
@@ -156,6 +157,19 @@ fn open_cache(world: &World, opts: &BakeOptions) -> Result<StageCache, BakeError
         None => None,
     };
     Ok(StageCache::new(store, &world.spec.name, opts.explain))
+}
+
+/// How much of `world`'s bake the cache of `opts` holds, without computing anything: per stored
+/// product and for the packs.
+pub fn status(world: &World, opts: &BakeOptions) -> Result<Vec<StageStatus>, BakeError> {
+    if opts.cache.is_none() {
+        return Err(BakeError::BadOption("--status reads the cache: give one (no --no-cache)".into()));
+    }
+    let cache = open_cache(world, opts)?;
+    let plan = Plan::new(world);
+    let registry = Registry::standard();
+    let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Assemble).read_only();
+    Ok(engine.status())
 }
 
 /// A shard's bake: its own tiles' packs and every stored world product, into the cache.

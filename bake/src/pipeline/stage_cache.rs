@@ -174,6 +174,11 @@ impl StageCache {
         }
     }
 
+    /// Whether `inputs`' item is in the store (unchecked; for progress reports).
+    pub fn contains(&self, inputs: &StageInputs) -> bool {
+        self.store.as_ref().is_some_and(|s| s.contains(inputs.key()).unwrap_or(false))
+    }
+
     /// Whether there is a store (shards need one to share their work).
     pub fn has_store(&self) -> bool {
         self.store.is_some()
