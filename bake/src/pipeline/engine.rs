@@ -19,7 +19,6 @@ use kiln_formats::sections::{PackInfo, PackKind};
 use kiln_formats::PackBuilder;
 use rayon::prelude::*;
 
-use super::failpoint;
 use super::hit_check;
 use super::inputs::settings_hash;
 use super::lod::{TileId, Tiling};
@@ -27,7 +26,7 @@ use super::product::{OccluderMesh, TileOutput, TileProduct, WorldProduct, WorldV
 use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
 use super::role::BakeRole;
-use super::stage_cache::{StageCache, StageInputs, TryClaim};
+use super::stage_cache::{StageCache, StageInputs};
 use super::tile::{BakedTile, TileSummary};
 use super::BakeError;
 use super::{writer_version, StageTiming, PACK_VERSION};
@@ -61,18 +60,9 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// How many of a stage's items the cache holds (see [`Engine::status`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StageStatus {
-    /// The product's name, or `packs`.
-    pub name: &'static str,
-    /// Items in the cache.
-    pub present: usize,
-    /// Items of the bake.
-    pub items: usize,
-    /// Why the items could not be looked for (a product their keys need is not stored yet).
-    pub waiting: Option<String>,
-}
+#[path = "engine_shards.rs"]
+mod shards;
+pub use shards::StageStatus;
 
 /// The engine's state for one bake; products read it through the context types below.
 pub struct Engine<'a> {
@@ -191,7 +181,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn tile_product(&self, i: usize) -> &dyn TileProduct {
+    pub(super) fn tile_product(&self, i: usize) -> &dyn TileProduct {
         match &self.registry.entries()[i] {
             Entry::Tile(p) => p.as_ref(),
             Entry::World(_) => unreachable!("index of a tile product"),
@@ -360,7 +350,7 @@ impl<'a> Engine<'a> {
         tiles.par_iter().map(|&t| Ok((t, self.bake_tile(i, t, bar)?))).collect()
     }
 
-    fn bake_tile(&self, i: usize, t: usize, bar: &dyn StageProgress) -> Result<TileOutput, BakeError> {
+    pub(super) fn bake_tile(&self, i: usize, t: usize, bar: &dyn StageProgress) -> Result<TileOutput, BakeError> {
         let p = self.tile_product(i);
         let out = p.bake(t, &TileCtx { engine: self, tile: t })?;
         self.cache.computed(&self.plan.tiles[t].label(), &self.tile_keys(p.name())?[t], &out.to_bytes());
@@ -368,64 +358,9 @@ impl<'a> Engine<'a> {
         Ok(out)
     }
 
-    /// A shard's way to the outputs of tile product `i` for `tiles`: first every tile nobody
-    /// holds (computed under a claim, starting at this shard's share), then the held ones, each
-    /// read once its holder has stored it, or computed here if the holder died without storing it.
-    /// Returns the tiles computed here; the others are read into the engine directly.
-    fn bake_shared_tiles(&self, i: usize, tiles: &[usize], bar: &dyn StageProgress) -> Result<Vec<(usize, TileOutput)>, BakeError> {
-        let p = self.tile_product(i);
-        let keys = self.tile_keys(p.name())?;
-        let read = |t: usize| {
-            let o = self.cache.lookup(&self.plan.tiles[t].label(), &keys[t], |b| {
-                let o = TileOutput::from_bytes(&b).ok_or("not a well-formed product output")?;
-                p.validate(t, &o, self).map(|()| o)
-            });
-            o.map(|o| {
-                bar.advance(1);
-                let _ = self.outputs[i][t].set(o);
-            })
-        };
-        let take = |t: usize, claim: Option<kiln_cache::store::Claim>| -> Result<Option<(usize, TileOutput)>, BakeError> {
-            if read(t).is_some() {
-                return Ok(None);
-            }
-            if let Some(point) = self.role.failpoint("claimed-tile") {
-                failpoint::hit(&point);
-            }
-            let out = self.bake_tile(i, t, bar)?;
-            drop(claim);
-            if let Some(point) = self.role.failpoint("tile") {
-                failpoint::hit(&point);
-            }
-            Ok(Some((t, out)))
-        };
-        let order = self.role.rotate(tiles);
-        // Ok(Err(t)): tile t is held by another process.
-        let first: Vec<Result<Option<(usize, TileOutput)>, usize>> = order
-            .par_iter()
-            .with_max_len(1)
-            .map(|&t| match self.cache.try_claim(&keys[t]) {
-                TryClaim::Taken(claim) => take(t, claim).map(Ok),
-                TryClaim::Busy => Ok(Err(t)),
-            })
-            .collect::<Result<_, BakeError>>()?;
-        let mut computed = Vec::new();
-        let mut held = Vec::new();
-        for r in first {
-            match r {
-                Ok(done) => computed.extend(done),
-                Err(t) => held.push(t),
-            }
-        }
-        let second: Vec<Option<(usize, TileOutput)>> =
-            held.par_iter().with_max_len(1).map(|&t| take(t, self.cache.claim(&keys[t]))).collect::<Result<_, _>>()?;
-        computed.extend(second.into_iter().flatten());
-        Ok(computed)
-    }
-
     /// The key of tile `t`'s pack: every tile product's key in registry order (but the products the
     /// world does not have), the world's name and the writer's version. Its low 64 bits are the pack's `inputs_hash`.
-    fn pack_key(&self, t: usize) -> Result<StageInputs, BakeError> {
+    pub(super) fn pack_key(&self, t: usize) -> Result<StageInputs, BakeError> {
         let mut key = StageInputs::new("pack", PACK_VERSION);
         for p in self.registry.tile_products() {
             let item = &self.tile_keys(p.name())?[t];
@@ -496,36 +431,6 @@ impl<'a> Engine<'a> {
         }
         let summary = summary.ok_or_else(|| self.plan.internal(format_args!("tile {id}: no product summarised it")))?;
         Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
-    }
-
-    /// How much of the bake the cache holds, per stored product in registry order, then the packs.
-    /// Reads keys only; where a key needs a stored world product that is not there yet, its items
-    /// count as missing, with the reason.
-    pub fn status(&self) -> Vec<StageStatus> {
-        let row = |name, present, items, waiting| StageStatus { name, present, items, waiting };
-        let tiles = self.plan.tiles.len();
-        let mut out = Vec::new();
-        for e in self.registry.entries() {
-            match e {
-                Entry::World(p) if p.stored() => out.push(match self.world_key(p.name()) {
-                    Ok(key) => row(p.name(), self.cache.contains(key) as usize, 1, None),
-                    Err(e) => row(p.name(), 0, 1, Some(e.to_string())),
-                }),
-                Entry::World(_) => {}
-                Entry::Tile(p) => match self.tile_keys(p.name()) {
-                    // A product the world does not have.
-                    Ok(keys) if keys.iter().all(StageInputs::is_absent) => {}
-                    Ok(keys) => out.push(row(p.name(), keys.iter().filter(|k| self.cache.contains(k)).count(), tiles, None)),
-                    Err(e) => out.push(row(p.name(), 0, tiles, Some(e.to_string()))),
-                },
-            }
-        }
-        let packs: Result<Vec<StageInputs>, BakeError> = (0..tiles).map(|t| self.pack_key(t)).collect();
-        out.push(match packs {
-            Ok(keys) => row("packs", keys.iter().filter(|k| self.cache.contains(k)).count(), tiles, None),
-            Err(e) => row("packs", 0, tiles, Some(e.to_string())),
-        });
-        out
     }
 
     /// The light-occluder keys of every world product that adds occluders to light transport, in
