@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use kiln_bake::density::{apply_brushes, fill_sealed_air, generate, remove_floaters, DensityField, DensityVolume};
+use kiln_bake::density::{
+    apply_brushes, fill_sealed_air, fill_sealed_air_by_blocks, generate, remove_floaters, remove_floaters_by_blocks, DensityField, DensityVolume,
+};
 use kiln_bake::world::load_world;
 
 /// Best time of `repeats` runs of `f` on a fresh `setup()` value each (setup not timed).
@@ -70,6 +72,22 @@ fn main() {
         },
     );
     let (t_sealed, filled) = best(repeats, || cleaned.clone(), |mut v| fill_sealed_air(&mut v, None));
+    // The same two by blocks (labelled alone, joined by a union-find): the same samples.
+    let mut by_blocks = Vec::new();
+    for block in [[64, 64, 64], [128, 128, 64], [32, 32, 32]] {
+        let (t_f, (v, n)) = best(
+            repeats,
+            || brushed.clone(),
+            |mut v| {
+                let n = remove_floaters_by_blocks(&mut v, ground.as_deref(), block);
+                (v, n)
+            },
+        );
+        assert!(n == removed && v == cleaned, "floater removal by blocks {block:?} differs from the global fill");
+        let (t_s, m) = best(repeats, || cleaned.clone(), |mut v| fill_sealed_air_by_blocks(&mut v, None, block));
+        assert_eq!(m, filled, "sealed-air fill by blocks {block:?} differs");
+        by_blocks.push((block, t_f, t_s));
+    }
     let (t_total, _) = best(repeats, || (), |()| generate(&world));
     let solid = |v: &DensityVolume| v.data.iter().filter(|&&d| d > 0.0).count() as f64 / v.data.len() as f64;
 
@@ -78,6 +96,9 @@ fn main() {
     println!("  brushes                      {}", ms(t_brushes));
     println!("  floater removal              {}   ({removed} samples removed)", ms(t_floaters));
     println!("  sealed-air fill (all)        {}   ({filled} samples would fill)", ms(t_sealed));
+    for (block, t_f, t_s) in by_blocks {
+        println!("  by blocks of {:<14} floaters {}, sealed air {} (same samples)", format!("{block:?}"), ms(t_f), ms(t_s));
+    }
     println!("  generate() end to end        {}", ms(t_total));
     println!("  solid fraction: raw {:.3}, final {:.3}", solid(&raw), solid(&cleaned));
 }
