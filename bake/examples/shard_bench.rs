@@ -1,0 +1,85 @@
+//! `make bench` part (issue 20): the default world's bake on 1, 2, 4, … threads (the scaling
+//! curve), then as N local shards sharing the machine's threads (`kiln bake --local-shards N`,
+//! each from an empty cache), against one process with every thread; each sharded output is
+//! checked to be the one-process bytes.
+//!
+//! Usage: `cargo run --release -p kiln-bake --example shard_bench [-- worlds/x.toml]`; runs the
+//! `kiln` binary built beside this example (`cargo build --release -p kiln-bake` first).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn kiln() -> PathBuf {
+    let exe = std::env::current_exe().expect("the example's own path");
+    let release = exe.parent().and_then(Path::parent).expect("target/release/examples/..");
+    release.join("kiln")
+}
+
+/// Runs one bake; returns its wall time and peak memory line.
+fn bake(args: &[&str]) -> f64 {
+    let t = Instant::now();
+    let o = Command::new(kiln()).args(args).output().unwrap_or_else(|e| panic!("{}: {e}", kiln().display()));
+    if !o.status.success() {
+        eprintln!("shard bench: kiln {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        std::process::exit(2);
+    }
+    t.elapsed().as_secs_f64()
+}
+
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn main() {
+    let world = std::env::args().nth(1).unwrap_or_else(|| "worlds/ice_caves.toml".into());
+    let name = match kiln_bake::world::load_world(Path::new(&world)) {
+        Ok(w) => w.spec.name,
+        Err(e) => {
+            eprintln!("shard bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let scratch = std::env::temp_dir().join(format!("kiln-shard-bench-{}", std::process::id()));
+    let s = |p: &str| scratch.join(p).to_str().unwrap().to_owned();
+    println!("shard bench: {name}, {cores} cores");
+    let mut threads: Vec<usize> = std::iter::successors(Some(1), |&t| (t * 2 < cores).then_some(t * 2)).collect();
+    threads.push(cores);
+    threads.dedup();
+    let mut one = 0.0;
+    let mut all = 0.0;
+    for &j in &threads {
+        let wall = bake(&["bake", &world, "--out", &s(&format!("jobs{j}")), "--no-cache", "--quiet", "--jobs", &j.to_string()]);
+        if j == 1 {
+            one = wall;
+        }
+        all = wall;
+        println!("  one process, {j:>3} threads  {wall:7.2} s  ({:.2}x one thread)", one / wall);
+    }
+    let reference = files(&scratch.join(format!("jobs{cores}")).join(&name));
+    let mut shards: Vec<usize> = std::iter::successors(Some(2), |&n| (n * 2 <= cores).then_some(n * 2)).collect();
+    if shards.is_empty() || cores < 2 {
+        shards = vec![2];
+    }
+    for n in shards {
+        let out = s(&format!("shards{n}"));
+        let wall = bake(&["bake", &world, "--out", &out, "--cache", &s(&format!("cache{n}")), "--quiet", "--local-shards", &n.to_string()]);
+        let same = files(&Path::new(&out).join(&name)) == reference;
+        println!("  {n:>3} local shards       {wall:7.2} s  ({:.2}x one process with {cores} threads){}", wall / all, if same { "" } else { "  OUTPUT DIFFERS" });
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
