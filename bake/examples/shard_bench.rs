@@ -79,7 +79,11 @@ fn main() {
         let out = s(&format!("shards{n}"));
         let wall = bake(&["bake", &world, "--out", &out, "--cache", &s(&format!("cache{n}")), "--quiet", "--local-shards", &n.to_string()]);
         let same = files(&Path::new(&out).join(&name)) == reference;
-        println!("  {n:>3} local shards       {wall:7.2} s  ({:.2}x one process with {cores} threads){}", wall / all, if same { "" } else { "  OUTPUT DIFFERS" });
+        println!(
+            "  {n:>3} local shards       {wall:7.2} s  ({:.2}x one process with {cores} threads){}",
+            wall / all,
+            if same { "" } else { "  OUTPUT DIFFERS" }
+        );
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
