@@ -53,6 +53,7 @@
 //! root. `examples/lighting_accuracy.rs` measures both; the figures are in BENCHMARKS.md.
 
 mod fixed;
+mod parts;
 mod qmc;
 mod rng;
 mod sources;
@@ -70,6 +71,7 @@ mod tests;
 mod water_tests;
 
 pub use fixed::LightSums;
+pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
 pub use water::{WaterMedium, WaterMediumError};
@@ -92,64 +94,6 @@ pub(crate) fn luminance(c: [f32; 3]) -> f32 {
 
 /// One path in this many (per source) is a pilot path; see [`bake_lighting`].
 const PILOT_DIVISOR: u64 = 32;
-
-/// The two phases of light transport: the pilot paths, then the rest (which read the pilot's
-/// sums); see [`bake_lighting`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PathPhase {
-    /// One in [`PILOT_DIVISOR`] paths of every source, continued by Russian roulette.
-    Pilot = 0,
-    /// The other paths, continued by the weight window the pilot's sums give.
-    Rest = 1,
-}
-
-impl PathPhase {
-    /// The phase's name, for cache keys and messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            PathPhase::Pilot => "pilot",
-            PathPhase::Rest => "rest",
-        }
-    }
-}
-
-/// One phase's light paths, as work that can be split: part `k` of `n` is the `k`-th of `n`
-/// equal runs of every source's path indices. Parts' sums add up exactly (see [`LightSums`]), so
-/// any split gives the same bytes.
-pub struct PhaseWork<'a> {
-    /// Which phase's paths.
-    pub phase: PathPhase,
-    trace: &'a (dyn Fn(u32, u32, &mut LightSums) + Sync),
-    zeroed: &'a (dyn Fn() -> LightSums + Sync),
-}
-
-impl PhaseWork<'_> {
-    /// Traces part `k` of `n` of the phase's paths, adding to `into`.
-    pub fn trace(&self, k: u32, n: u32, into: &mut LightSums) {
-        (self.trace)(k, n, into)
-    }
-    /// Zero sums of this bake's shape (to trace a part alone, or to read one into).
-    pub fn zeroed(&self) -> LightSums {
-        (self.zeroed)()
-    }
-}
-
-/// Where each phase's sums come from: traced here in one piece ([`AllPathsHere`]), or put
-/// together from parts that several processes trace (the pipeline's sharded bakes).
-pub trait PathParts: Sync {
-    /// Adds the sums of every path of `work`'s phase to `into`.
-    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError>;
-}
-
-/// Every path traced in this process, in one piece.
-pub struct AllPathsHere;
-
-impl PathParts for AllPathsHere {
-    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
-        work.trace(0, 1, into);
-        Ok(())
-    }
-}
 
 /// Errors of the lighting bake.
 #[derive(Debug, thiserror::Error)]
