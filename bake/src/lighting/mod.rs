@@ -236,7 +236,7 @@ pub fn bake_lighting_in_water(
     seed: u64,
     water: Option<&WaterMedium>,
 ) -> Result<BakedLighting, LightingError> {
-    bake_lighting_full(mesh, bounds, volume, spec, seed, Continuation::WeightWindow, water, &AllPathsHere)
+    bake_lighting_in_parts(mesh, bounds, volume, spec, seed, water, &AllPathsHere)
 }
 
 /// [`bake_lighting_in_water`] with each phase's sums from `parts` (which may trace some parts

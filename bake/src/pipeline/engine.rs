@@ -254,7 +254,7 @@ impl<'a> Engine<'a> {
                 return Err(BakeError::Incomplete(format!("{} is not in the cache yet", p.name())));
             }
             // Shards claim a stored product: one computes it, the others wait and then read it.
-            let _claim = match self.role.is_shard() && p.stored() {
+            let _claim = match self.role.is_shard() && p.stored() && !p.splits_its_work() {
                 true => {
                     let claim = self.cache.claim(&key);
                     if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {

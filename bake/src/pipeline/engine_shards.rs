@@ -24,6 +24,66 @@ pub struct StageStatus {
 }
 
 impl Engine<'_> {
+    /// Items of one world product's computation that shards split among them (tree prototypes):
+    /// `count` items of `stage`, item `k` keyed by the product's `inputs` and `k`. A whole bake
+    /// computes every item here, in parallel, and stores none; a shard takes the items nobody
+    /// holds (starting at its share), computing and storing each under a claim, then reads the
+    /// ones others hold once stored (computing one whose holder died). Returns every item, in order.
+    pub fn shared_items<T: Send>(
+        &self,
+        stage: &'static str,
+        inputs: &StageInputs,
+        count: usize,
+        compute: impl Fn(usize) -> Result<T, BakeError> + Sync,
+        encode: impl Fn(&T) -> Result<Vec<u8>, BakeError> + Sync,
+        decode: impl Fn(&[u8]) -> Result<T, String> + Sync,
+    ) -> Result<Vec<T>, BakeError> {
+        if !self.role().is_shard() {
+            return (0..count).into_par_iter().map(&compute).collect();
+        }
+        let key = |k: usize| StageInputs::new(stage, 1).with("product", inputs.key().0).with("item", k as u128);
+        let label = |k: usize| format!("{stage} {k}");
+        let read = |k: usize| self.cache().lookup(&label(k), &key(k), |b| decode(&b));
+        let take = |k: usize, claim: Option<Claim>| -> Result<T, BakeError> {
+            if let Some(v) = read(k) {
+                return Ok(v);
+            }
+            let v = compute(k)?;
+            self.cache().computed(&label(k), &key(k), &encode(&v)?);
+            drop(claim);
+            Ok(v)
+        };
+        let order = self.role().rotate(&(0..count).collect::<Vec<_>>());
+        // Ok(Err(k)): item k is held by another process.
+        let first: Vec<(usize, Result<T, usize>)> = order
+            .par_iter()
+            .with_max_len(1)
+            .map(|&k| {
+                if let Some(v) = read(k) {
+                    return Ok((k, Ok(v)));
+                }
+                match self.cache().try_claim(&key(k)) {
+                    TryClaim::Taken(claim) => take(k, claim).map(|v| (k, Ok(v))),
+                    TryClaim::Busy => Ok((k, Err(k))),
+                }
+            })
+            .collect::<Result<_, BakeError>>()?;
+        let mut items: Vec<Option<T>> = (0..count).map(|_| None).collect();
+        let mut held = Vec::new();
+        for (k, r) in first {
+            match r {
+                Ok(v) => items[k] = Some(v),
+                Err(k) => held.push(k),
+            }
+        }
+        let waited: Vec<(usize, T)> =
+            held.par_iter().with_max_len(1).map(|&k| take(k, self.cache().claim(&key(k))).map(|v| (k, v))).collect::<Result<_, _>>()?;
+        for (k, v) in waited {
+            items[k] = Some(v);
+        }
+        Ok(items.into_iter().map(|v| v.expect("every item taken or waited for")).collect())
+    }
+
     /// A shard's way to the outputs of tile product `i` for `tiles`: first every tile nobody
     /// holds (computed under a claim, starting at this shard's share), then the held ones, each
     /// read once its holder has stored it, or computed here if the holder died without storing it.

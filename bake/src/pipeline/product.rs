@@ -141,6 +141,12 @@ pub trait WorldProduct: Sync {
     fn stored(&self) -> bool {
         false
     }
+    /// Whether its computation splits its work among shards itself (through
+    /// [`Engine::shared_items`](super::engine::Engine::shared_items)): then shards do not claim the
+    /// product as a whole, and each puts the value together from the items.
+    fn splits_its_work(&self) -> bool {
+        false
+    }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
     /// are stored instead). `Some` exactly when [`WorldProduct::stored`].
     fn encode(&self, _value: &WorldValue) -> Option<Vec<u8>> {

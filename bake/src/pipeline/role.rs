@@ -6,9 +6,11 @@
 //! of each light-transport phase. Items another shard needs first and owns later (level-0 geometry
 //! that light transport reads, a stored world product) are claimed in the cache before they are
 //! computed: a shard takes an item nobody holds, waits for one somebody holds and then reads it,
-//! and computes it after all if its holder died (the kernel releases a dead process's claims). No
-//! shard waits on another while holding a claim that the other needs, because a claim is held only
-//! while computing an item whose inputs are already resolved; so there is no deadlock.
+//! and computes it after all if its holder died (the kernel releases a dead process's claims).
+//! There is no deadlock: a claim on a tile item is held only while computing it from inputs already
+//! resolved, so its holder waits for nobody; a claim on a stored world product may be held while
+//! its holder waits for what that product reads, and products read only products before them (the
+//! registry is a DAG), so no chain of waits comes back to it.
 //!
 //! Every item is a pure function of its inputs, so which shard computes it, and how often, never
 //! changes the bytes: the output assembled from any number of shards equals a one-process bake.

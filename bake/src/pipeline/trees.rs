@@ -145,7 +145,18 @@ impl WorldProduct for TreePrototypesProduct {
             return Ok((Box::new(Prototypes::none()), "no trees".into()));
         };
         let err = fail(ctx.plan(), self.name());
-        let built = build::prototypes(spec, world.spec.seed).map_err(&err)?;
+        // Each prototype is an item shards split among them (growing and capturing is most of it).
+        let growing = build::Growing::new(spec, world.spec.seed);
+        let species = growing.species();
+        let grown = ctx.shared_items(
+            "tree prototype",
+            &self.inputs(ctx)?,
+            growing.count(),
+            |i| growing.grow(i).map_err(&err),
+            |g| g.to_bytes(&species).map_err(&err),
+            |b| build::Grown::from_bytes(b, &species),
+        )?;
+        let built = growing.assemble(grown);
         let clock = std::time::Instant::now();
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
         let pack = shared_pack(&world.spec.name, inputs_hash, &built.sections().map_err(&err)?).map_err(&err)?;
@@ -161,6 +172,9 @@ impl WorldProduct for TreePrototypesProduct {
         Ok((Box::new(Prototypes::new(pack, Some(Derived::of(&built.prototypes, &built.textures)))), detail))
     }
     fn stored(&self) -> bool {
+        true
+    }
+    fn splits_its_work(&self) -> bool {
         true
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {

@@ -99,89 +99,182 @@ pub fn level(img: &Image) -> Rgba8Level {
     Rgba8Level { width: img.width, height: img.height, rgba: img.rgba.clone() }
 }
 
-/// Grows every prototype of every species (in parallel, collected in order) and captures its impostor.
-pub fn prototypes(spec: &TreesSpec, world_seed: u64) -> Result<Built, TreesError> {
-    let params: Vec<SpeciesParams> = spec.species.iter().map(species_params).collect();
-    let textures: Vec<trees::SpeciesTextures> = params.par_iter().map(trees::textures).collect();
-    let jobs: Vec<(usize, u32)> = spec.species.iter().enumerate().flat_map(|(s, sp)| (0..sp.prototypes).map(move |k| (s, k))).collect();
-    let settings = |texel: f32| ImpostorSettings {
-        layout: match spec.impostor.layout {
-            ImpostorLayoutSpec::Octahedral => Layout::Octahedral,
-            ImpostorLayoutSpec::HemiOctahedral => Layout::HemiOctahedral,
-        },
-        grid: spec.impostor.grid,
-        texel,
-        cards: spec.impostor.cards,
-        ..ImpostorSettings::default()
-    };
-    type Grown = (TreePrototype, ImpostorAtlas, Option<TreePrototypeCards>, (f64, f64));
-    let grown: Vec<Grown> = jobs
-        .par_iter()
-        .enumerate()
-        .map(|(index, &(s, k))| {
-            let sp = &spec.species[s];
-            let n = sp.prototypes as f64;
-            let height = (sp.height[0] + (sp.height[1] - sp.height[0]) * (k as f64 + 0.5) / n) as f32;
-            let seed = mix64(world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
-            let clock = std::time::Instant::now();
-            let proto = trees::grow(&params[s], seed, height);
-            let grow_seconds = clock.elapsed().as_secs_f64();
-            let m = &proto.mesh;
-            let (indices, materials) = m.capture_triangles(0);
-            // Indexed by trees::BARK_MATERIAL and trees::LEAF_MATERIAL.
-            let looks = [
-                Material { texture: &textures[s].bark, alpha_test: None, two_sided: false },
-                Material { texture: &textures[s].leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
-            ];
-            let capture = CaptureMesh {
-                positions: &m.positions,
-                normals: &m.normals,
-                uvs: &m.uvs,
-                ao: &m.ao,
-                indices: &indices,
-                materials: &materials,
-                textures: &looks,
-            };
-            let texel = match spec.impostor.texel {
-                t if t > 0.0 => t as f32,
-                // A hair over the exact size, so rounding never doubles the view to the next power of two.
-                _ => 2.0 * impostor::capture::bounding_sphere(&m.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001,
-            };
-            let clock = std::time::Instant::now();
-            let imp = impostor::bake(&capture, &settings(texel)).map_err(|e| TreesError::Impostor {
-                index,
-                species: sp.preset.clone(),
-                reason: e.to_string(),
-            })?;
-            let capture_seconds = clock.elapsed().as_secs_f64();
-            Ok((prototype_section(s, &proto), atlas_section(&imp), imp.cards.as_ref().map(cards_section), (grow_seconds, capture_seconds)))
-        })
-        .collect::<Result<_, TreesError>>()?;
-    let mut built = Built {
-        prototypes: TreePrototypes { species: spec.species.iter().map(|s| s.preset.clone()).collect(), prototypes: Vec::new() },
-        textures: TreeTextures {
-            species: textures
-                .iter()
-                .map(|t| SpeciesTextures {
-                    bark: coverage_preserving_mips(&t.bark, 0.5).iter().map(level).collect(),
-                    leaf: coverage_preserving_mips(&t.leaf, LEAF_ALPHA_TEST).iter().map(level).collect(),
-                })
-                .collect(),
-        },
-        impostors: TreeImpostors { atlases: Vec::new() },
-        cards: spec.impostor.cards.then(|| TreeCards { cards: Vec::new() }),
-        cpu: (0.0, 0.0),
-    };
-    for (p, a, c, (grow, capture)) in grown {
-        built.cpu.0 += grow;
-        built.cpu.1 += capture;
-        built.prototypes.prototypes.push(p);
-        built.impostors.atlases.push(a);
-        if let (Some(cards), Some(c)) = (&mut built.cards, c) {
-            cards.cards.push(c);
+/// One prototype, grown and captured: the unit of work shards split (see [`Growing`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grown {
+    pub prototype: TreePrototype,
+    pub atlas: ImpostorAtlas,
+    pub cards: Option<TreePrototypeCards>,
+    /// CPU seconds growing and capturing it (for the report only, never in a pack).
+    pub cpu: (f64, f64),
+}
+
+impl Grown {
+    /// The cache form: the three sections holding this prototype alone, then the CPU seconds.
+    pub fn to_bytes(&self, species: &[String]) -> Result<Vec<u8>, TreesError> {
+        let parts = [
+            TreePrototypes { species: species.to_vec(), prototypes: vec![self.prototype.clone()] }.encode(),
+            TreeImpostors { atlases: vec![self.atlas.clone()] }.encode(),
+            TreeCards { cards: self.cards.iter().cloned().collect() }.encode(),
+        ];
+        let mut out = Vec::new();
+        for part in parts {
+            let bytes = part.map_err(format_err("a grown prototype"))?;
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(&bytes);
         }
+        out.extend_from_slice(&self.cpu.0.to_le_bytes());
+        out.extend_from_slice(&self.cpu.1.to_le_bytes());
+        Ok(out)
     }
-    Ok(built)
+
+    /// Reads [`Grown::to_bytes`]' form back, checking each section.
+    pub fn from_bytes(mut b: &[u8], species: &[String]) -> Result<Grown, String> {
+        let mut take = |n: usize| -> Result<&[u8], String> {
+            if b.len() < n {
+                return Err("truncated".into());
+            }
+            let (head, rest) = b.split_at(n);
+            b = rest;
+            Ok(head)
+        };
+        let mut section = || -> Result<Vec<u8>, String> {
+            let len = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes")) as usize;
+            Ok(take(len)?.to_vec())
+        };
+        let (p, i, c) = (section()?, section()?, section()?);
+        let mut protos = TreePrototypes::decode(&p).map_err(|e| e.to_string())?;
+        let mut atlases = TreeImpostors::decode(&i).map_err(|e| e.to_string())?;
+        let cards = TreeCards::decode(&c).map_err(|e| e.to_string())?;
+        if protos.species != species || protos.prototypes.len() != 1 || atlases.atlases.len() != 1 || cards.cards.len() > 1 {
+            return Err("not one prototype of this world's species".into());
+        }
+        let mut f = || take(8).map(|v| f64::from_le_bytes(v.try_into().expect("8 bytes")));
+        let cpu = (f()?, f()?);
+        if !b.is_empty() {
+            return Err("trailing bytes".into());
+        }
+        Ok(Grown { prototype: protos.prototypes.remove(0), atlas: atlases.atlases.remove(0), cards: cards.cards.into_iter().next(), cpu })
+    }
+}
+
+/// The prototypes of a `[trees]` section as separate pieces of work: [`Growing::grow`] makes one
+/// (any of them, in any process), [`Growing::assemble`] puts them together in order.
+pub struct Growing<'a> {
+    spec: &'a TreesSpec,
+    world_seed: u64,
+    params: Vec<SpeciesParams>,
+    textures: Vec<trees::SpeciesTextures>,
+    /// (species, prototype within it) per prototype.
+    jobs: Vec<(usize, u32)>,
+}
+
+impl<'a> Growing<'a> {
+    /// The species' parameters and textures (shared by every prototype of a species).
+    pub fn new(spec: &'a TreesSpec, world_seed: u64) -> Growing<'a> {
+        let params: Vec<SpeciesParams> = spec.species.iter().map(species_params).collect();
+        let textures: Vec<trees::SpeciesTextures> = params.par_iter().map(trees::textures).collect();
+        let jobs: Vec<(usize, u32)> = spec.species.iter().enumerate().flat_map(|(s, sp)| (0..sp.prototypes).map(move |k| (s, k))).collect();
+        Growing { spec, world_seed, params, textures, jobs }
+    }
+
+    /// How many prototypes.
+    pub fn count(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// The species names, in the world file's order.
+    pub fn species(&self) -> Vec<String> {
+        self.spec.species.iter().map(|s| s.preset.clone()).collect()
+    }
+
+    /// Grows and captures prototype `index`.
+    pub fn grow(&self, index: usize) -> Result<Grown, TreesError> {
+        let spec = self.spec;
+        let (s, k) = self.jobs[index];
+        let sp = &spec.species[s];
+        let settings = |texel: f32| ImpostorSettings {
+            layout: match spec.impostor.layout {
+                ImpostorLayoutSpec::Octahedral => Layout::Octahedral,
+                ImpostorLayoutSpec::HemiOctahedral => Layout::HemiOctahedral,
+            },
+            grid: spec.impostor.grid,
+            texel,
+            cards: spec.impostor.cards,
+            ..ImpostorSettings::default()
+        };
+        let n = sp.prototypes as f64;
+        let height = (sp.height[0] + (sp.height[1] - sp.height[0]) * (k as f64 + 0.5) / n) as f32;
+        let seed = mix64(self.world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
+        let clock = std::time::Instant::now();
+        let proto = trees::grow(&self.params[s], seed, height);
+        let grow_seconds = clock.elapsed().as_secs_f64();
+        let m = &proto.mesh;
+        let (indices, materials) = m.capture_triangles(0);
+        // Indexed by trees::BARK_MATERIAL and trees::LEAF_MATERIAL.
+        let looks = [
+            Material { texture: &self.textures[s].bark, alpha_test: None, two_sided: false },
+            Material { texture: &self.textures[s].leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
+        ];
+        let capture = CaptureMesh {
+            positions: &m.positions,
+            normals: &m.normals,
+            uvs: &m.uvs,
+            ao: &m.ao,
+            indices: &indices,
+            materials: &materials,
+            textures: &looks,
+        };
+        let texel = match spec.impostor.texel {
+            t if t > 0.0 => t as f32,
+            // A hair over the exact size, so rounding never doubles the view to the next power of two.
+            _ => 2.0 * impostor::capture::bounding_sphere(&m.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001,
+        };
+        let clock = std::time::Instant::now();
+        let imp = impostor::bake(&capture, &settings(texel)).map_err(|e| TreesError::Impostor {
+            index,
+            species: sp.preset.clone(),
+            reason: e.to_string(),
+        })?;
+        let capture_seconds = clock.elapsed().as_secs_f64();
+        Ok(Grown {
+            prototype: prototype_section(s, &proto),
+            atlas: atlas_section(&imp),
+            cards: imp.cards.as_ref().map(cards_section),
+            cpu: (grow_seconds, capture_seconds),
+        })
+    }
+
+    /// Every prototype (`grown[i]` from [`Growing::grow`]`(i)`) with the species' textures.
+    pub fn assemble(self, grown: Vec<Grown>) -> Built {
+        let spec = self.spec;
+        let mut built = Built {
+            prototypes: TreePrototypes { species: self.species(), prototypes: Vec::new() },
+            textures: TreeTextures {
+                species: self
+                    .textures
+                    .iter()
+                    .map(|t| SpeciesTextures {
+                        bark: coverage_preserving_mips(&t.bark, 0.5).iter().map(level).collect(),
+                        leaf: coverage_preserving_mips(&t.leaf, LEAF_ALPHA_TEST).iter().map(level).collect(),
+                    })
+                    .collect(),
+            },
+            impostors: TreeImpostors { atlases: Vec::new() },
+            cards: spec.impostor.cards.then(|| TreeCards { cards: Vec::new() }),
+            cpu: (0.0, 0.0),
+        };
+        for g in grown {
+            built.cpu.0 += g.cpu.0;
+            built.cpu.1 += g.cpu.1;
+            built.prototypes.prototypes.push(g.prototype);
+            built.impostors.atlases.push(g.atlas);
+            if let (Some(cards), Some(c)) = (&mut built.cards, g.cards) {
+                cards.cards.push(c);
+            }
+        }
+        built
+    }
 }
 
 pub fn prototype_section(species: usize, p: &trees::Prototype) -> TreePrototype {
