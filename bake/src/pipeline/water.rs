@@ -201,7 +201,21 @@ impl WorldProduct for WaterWavesProduct {
         let t_waves = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
         let cast = caustic_spec(spec, &world.spec.lighting);
-        let caustics = crate::water::bake_caustics(&frames, &cast).map_err(|e| err(e.into()))?;
+        // Each frame's caustics is an item shards split among them (most of the product's work).
+        let bake = crate::water::CausticBake::new(&frames, &cast).map_err(|e| err(e.into()))?;
+        let len = bake.frame_len();
+        let maps = ctx.shared_items(
+            "caustic frame",
+            &self.inputs(ctx)?,
+            frames.spec.frames as usize,
+            |f| Ok(bake.frame(f)),
+            |m| Ok(m.iter().flat_map(|v| v.to_le_bytes()).collect()),
+            |b| match b.len() == 4 * len {
+                true => Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()),
+                false => Err(format!("{} bytes, expected {}", b.len(), 4 * len)),
+            },
+        )?;
+        let caustics = bake.finish(maps);
         let t_caustics = clock.elapsed().as_secs_f64();
         // Each form is dropped as soon as the next exists: the f32 frames are the largest, and the
         // pre-bake estimate (`budget::water`) counts at most two forms alive at once.
@@ -218,6 +232,9 @@ impl WorldProduct for WaterWavesProduct {
         Ok((Box::new(Waves::new(pack)), detail))
     }
     fn stored(&self) -> bool {
+        true
+    }
+    fn splits_its_work(&self) -> bool {
         true
     }
     fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {

@@ -47,28 +47,64 @@ const WASHED_OUT: f32 = 0.5;
 
 /// Bakes the caustic maps of every frame at every receiving plane (rayon over frames).
 pub fn bake_caustics(frames: &WaveFrames, spec: &CausticSpec) -> Result<Caustics, WaterError> {
-    spec.validate()?;
-    frames.spec.validate()?;
-    let n = frames.spec.texels();
-    let expected = frames.spec.frames as usize * n;
-    for got in [frames.surface.len(), frames.normals.len()] {
-        if got != expected {
-            return Err(WaterError::FrameSize { got, expected });
+    let bake = CausticBake::new(frames, spec)?;
+    let maps: Vec<Vec<f32>> = (0..frames.spec.frames as usize).into_par_iter().map(|f| bake.frame(f)).collect();
+    Ok(bake.finish(maps))
+}
+
+/// [`bake_caustics`] frame by frame, so that a frame is a piece of work on its own (shards split
+/// the frames among them): [`CausticBake::frame`] makes one frame's maps, [`CausticBake::finish`]
+/// puts them together. The same maps as [`bake_caustics`].
+pub struct CausticBake<'a> {
+    caster: Caster<'a>,
+    depths: Vec<f32>,
+    texels: usize,
+}
+
+impl<'a> CausticBake<'a> {
+    /// Checks the inputs and chooses the receiving depths.
+    pub fn new(frames: &'a WaveFrames, spec: &CausticSpec) -> Result<CausticBake<'a>, WaterError> {
+        spec.validate()?;
+        frames.spec.validate()?;
+        let n = frames.spec.texels();
+        let expected = frames.spec.frames as usize * n;
+        for got in [frames.surface.len(), frames.normals.len()] {
+            if got != expected {
+                return Err(WaterError::FrameSize { got, expected });
+            }
         }
+        let caster = Caster::new(frames, spec);
+        let depths = match &spec.depths {
+            CausticDepths::Fixed(d) => d.clone(),
+            CausticDepths::Auto(count) => caster.auto_depths(*count),
+        };
+        Ok(CausticBake { caster, depths, texels: n })
     }
-    let caster = Caster::new(frames, spec);
-    let depths = match &spec.depths {
-        CausticDepths::Fixed(d) => d.clone(),
-        CausticDepths::Auto(count) => caster.auto_depths(*count),
-    };
-    let mut maps = vec![0.0f32; frames.spec.frames as usize * depths.len() * n];
-    maps.par_chunks_mut(depths.len() * n).enumerate().for_each_init(Vec::new, |scratch, (f, out)| {
-        let rays = caster.rays(f);
-        for (map, &depth) in out.chunks_exact_mut(n).zip(&depths) {
-            caster.splat(&rays, depth, map, scratch);
+
+    /// Frame `f`'s maps, one per depth, each of the frames' texels.
+    pub fn frame(&self, f: usize) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.depths.len() * self.texels];
+        let mut scratch = Vec::new();
+        let rays = self.caster.rays(f);
+        for (map, &depth) in out.chunks_exact_mut(self.texels).zip(&self.depths) {
+            self.caster.splat(&rays, depth, map, &mut scratch);
         }
-    });
-    Ok(Caustics { depths, flat_transmittance: caster.flat, maps })
+        out
+    }
+
+    /// Values in one frame's maps ([`CausticBake::frame`]'s length).
+    pub fn frame_len(&self) -> usize {
+        self.depths.len() * self.texels
+    }
+
+    /// Every frame's maps (`maps[f]` from [`CausticBake::frame`]`(f)`), in order.
+    pub fn finish(self, maps: Vec<Vec<f32>>) -> Caustics {
+        let mut all = Vec::with_capacity(maps.len() * self.frame_len());
+        for m in maps {
+            all.extend_from_slice(&m);
+        }
+        Caustics { depths: self.depths, flat_transmittance: self.caster.flat, maps: all }
+    }
 }
 
 /// The contrast of a map: its standard deviation over its mean (0 for a dark map).

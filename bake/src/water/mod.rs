@@ -27,7 +27,7 @@ mod frames_tests;
 #[cfg(test)]
 mod spectrum_tests;
 
-pub use caustics::{bake_caustics, contrast};
+pub use caustics::{bake_caustics, contrast, CausticBake};
 pub use frames::bake_waves;
 pub use spectrum::{jonswap, jonswap_peak_frequency, GRAVITY};
 
