@@ -286,12 +286,7 @@ impl Store {
     /// Stores `payload` under `key`, atomically. Concurrent writers of one key both succeed.
     pub fn put(&self, key: Key, payload: &[u8]) -> Result<(), StoreError> {
         if let Some(s3) = &self.s3 {
-            let mut entry = Vec::with_capacity(HEADER + payload.len());
-            entry.extend_from_slice(&MAGIC);
-            entry.extend_from_slice(&key.0.to_le_bytes());
-            entry.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-            entry.extend_from_slice(&xxh3_64(payload).to_le_bytes());
-            entry.extend_from_slice(payload);
+            let entry = [&entry_header(key, payload)[..], payload].concat();
             let name = Store::object_name(key);
             let reply = s3.request("PUT", &name, &[], &entry).map_err(|m| s3_error(&self.root, m))?;
             return match reply.status {
@@ -305,10 +300,7 @@ impl Store {
         let tmp = dir.join(format!(".tmp-{}-{}-{}", key.hex(), std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
         let result = (|| {
             let mut f = fs::File::create(&tmp)?;
-            f.write_all(&MAGIC)?;
-            f.write_all(&key.0.to_le_bytes())?;
-            f.write_all(&(payload.len() as u64).to_le_bytes())?;
-            f.write_all(&xxh3_64(payload).to_le_bytes())?;
+            f.write_all(&entry_header(key, payload))?;
             f.write_all(payload)?;
             drop(f);
             // No fsync: a torn entry after a crash fails its checksum and is rebuilt.
@@ -437,6 +429,16 @@ impl Store {
         report.kept = Stats { entries: entries.len() as u64 - report.removed, bytes: total };
         Ok(report)
     }
+}
+
+/// An entry's header: magic, key, payload length, payload checksum (what [`check_entry`] reads).
+fn entry_header(key: Key, payload: &[u8]) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..24].copy_from_slice(&key.0.to_le_bytes());
+    h[24..32].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    h[32..40].copy_from_slice(&xxh3_64(payload).to_le_bytes());
+    h
 }
 
 fn check_entry(key: Key, bytes: &[u8]) -> Result<(), String> {

@@ -44,44 +44,60 @@ impl Engine<'_> {
         let key = |k: usize| StageInputs::new(stage, 1).with("product", inputs.key().0).with("item", k as u128);
         let label = |k: usize| format!("{stage} {k}");
         let read = |k: usize| self.cache().lookup(&label(k), &key(k), |b| decode(&b));
-        let take = |k: usize, claim: Option<Claim>| -> Result<T, BakeError> {
-            if let Some(v) = read(k) {
-                return Ok(v);
-            }
+        let store = |k: usize| -> Result<T, BakeError> {
             let v = compute(k)?;
             self.cache().computed(&label(k), &key(k), &encode(&v)?);
-            drop(claim);
             Ok(v)
         };
-        let order = self.role().rotate(&(0..count).collect::<Vec<_>>());
-        // Ok(Err(k)): item k is held by another process.
-        let first: Vec<(usize, Result<T, usize>)> = order
+        let mut items = self.claim_each(&(0..count).collect::<Vec<_>>(), key, read, store)?;
+        items.sort_unstable_by_key(|(k, _)| *k);
+        Ok(items.into_iter().map(|(_, v)| v).collect())
+    }
+
+    /// The claim loop of shards: each of `items`, taken in this shard's order, is read when stored
+    /// (`read`), else claimed under `key` and, unless stored meanwhile, computed (`compute`, which
+    /// stores it); items another process holds are waited for afterwards, then read, or computed
+    /// if their holder died without storing them. Returns `(item, value)` for every item.
+    fn claim_each<T: Send>(
+        &self,
+        items: &[usize],
+        key: impl Fn(usize) -> StageInputs + Sync,
+        read: impl Fn(usize) -> Option<T> + Sync,
+        compute: impl Fn(usize) -> Result<T, BakeError> + Sync,
+    ) -> Result<Vec<(usize, T)>, BakeError> {
+        let take = |k: usize, claim: Option<Claim>| -> Result<(usize, T), BakeError> {
+            let v = match read(k) {
+                Some(v) => v,
+                None => compute(k)?,
+            };
+            drop(claim);
+            Ok((k, v))
+        };
+        // Err(k): item k is held by another process.
+        let first: Vec<Result<(usize, T), usize>> = self
+            .role()
+            .rotate(items)
             .par_iter()
             .with_max_len(1)
-            .map(|&k| {
-                if let Some(v) = read(k) {
-                    return Ok((k, Ok(v)));
-                }
-                match self.cache().try_claim(&key(k)) {
-                    TryClaim::Taken(claim) => take(k, claim).map(|v| (k, Ok(v))),
-                    TryClaim::Busy => Ok((k, Err(k))),
-                }
+            .map(|&k| match read(k) {
+                Some(v) => Ok(Ok((k, v))),
+                None => match self.cache().try_claim(&key(k)) {
+                    TryClaim::Taken(claim) => take(k, claim).map(Ok),
+                    TryClaim::Busy => Ok(Err(k)),
+                },
             })
             .collect::<Result<_, BakeError>>()?;
-        let mut items: Vec<Option<T>> = (0..count).map(|_| None).collect();
+        let mut done = Vec::with_capacity(items.len());
         let mut held = Vec::new();
-        for (k, r) in first {
+        for r in first {
             match r {
-                Ok(v) => items[k] = Some(v),
+                Ok(item) => done.push(item),
                 Err(k) => held.push(k),
             }
         }
-        let waited: Vec<(usize, T)> =
-            held.par_iter().with_max_len(1).map(|&k| take(k, self.cache().claim(&key(k))).map(|v| (k, v))).collect::<Result<_, _>>()?;
-        for (k, v) in waited {
-            items[k] = Some(v);
-        }
-        Ok(items.into_iter().map(|v| v.expect("every item taken or waited for")).collect())
+        let waited: Vec<(usize, T)> = held.par_iter().with_max_len(1).map(|&k| take(k, self.cache().claim(&key(k)))).collect::<Result<_, _>>()?;
+        done.extend(waited);
+        Ok(done)
     }
 
     /// A shard's way to the outputs of tile product `i` for `tiles`: first every tile nobody
@@ -101,42 +117,19 @@ impl Engine<'_> {
                 let _ = self.outputs[i][t].set(o);
             })
         };
-        let take = |t: usize, claim: Option<Claim>| -> Result<Option<(usize, TileOutput)>, BakeError> {
-            if read(t).is_some() {
-                return Ok(None);
-            }
+        let compute = |t: usize| -> Result<Option<TileOutput>, BakeError> {
             if let Some(point) = self.role.failpoint("claimed-tile") {
                 failpoint::hit(&point);
             }
             let out = self.bake_tile(i, t, bar)?;
-            drop(claim);
             if let Some(point) = self.role.failpoint("tile") {
                 failpoint::hit(&point);
             }
-            Ok(Some((t, out)))
+            Ok(Some(out))
         };
-        let order = self.role.rotate(tiles);
-        // Ok(Err(t)): tile t is held by another process.
-        let first: Vec<Result<Option<(usize, TileOutput)>, usize>> = order
-            .par_iter()
-            .with_max_len(1)
-            .map(|&t| match self.cache.try_claim(&keys[t]) {
-                TryClaim::Taken(claim) => take(t, claim).map(Ok),
-                TryClaim::Busy => Ok(Err(t)),
-            })
-            .collect::<Result<_, BakeError>>()?;
-        let mut computed = Vec::new();
-        let mut held = Vec::new();
-        for r in first {
-            match r {
-                Ok(done) => computed.extend(done),
-                Err(t) => held.push(t),
-            }
-        }
-        let second: Vec<Option<(usize, TileOutput)>> =
-            held.par_iter().with_max_len(1).map(|&t| take(t, self.cache.claim(&keys[t]))).collect::<Result<_, _>>()?;
-        computed.extend(second.into_iter().flatten());
-        Ok(computed)
+        // `None`: read from the cache into the engine.
+        let found = self.claim_each(tiles, |t| keys[t].clone(), |t| read(t).map(|()| None), compute)?;
+        Ok(found.into_iter().filter_map(|(t, out)| out.map(|o| (t, o))).collect())
     }
 
     /// How much of the bake the cache holds, per stored product in registry order, then the packs.
