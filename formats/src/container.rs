@@ -222,21 +222,23 @@ impl ContainerWriter {
         let n = self.sections.len();
         let table_end = (HEADER_LEN + n * ENTRY_LEN) as u64;
         let mut entries = Vec::with_capacity(n);
-        let mut payloads = Vec::with_capacity(n);
+        // Only compressed payloads are new bytes; a section stored raw is copied from where it is,
+        // so a pack of large raw sections is not held twice before it is laid out.
+        let mut compressed: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
         let mut cursor = align_up(table_end);
         for s in &self.sections {
-            let (codec, stored) = match s.codec {
-                _ if force_raw => (Codec::Raw, s.raw.clone()),
-                Codec::Raw => (Codec::Raw, s.raw.clone()),
+            let packed = match s.codec {
+                _ if force_raw => None,
+                Codec::Raw => None,
                 Codec::Zstd(level) => {
                     let z = zstd::bulk::compress(&s.raw, level).map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?;
                     // Tiny or incompressible sections are stored as they are rather than grown.
-                    if z.len() < s.raw.len() {
-                        (s.codec, z)
-                    } else {
-                        (Codec::Raw, s.raw.clone())
-                    }
+                    (z.len() < s.raw.len()).then_some(z)
                 }
+            };
+            let (codec, stored) = match &packed {
+                Some(z) => (s.codec, z.as_slice()),
+                None => (Codec::Raw, s.raw.as_slice()),
             };
             entries.push(SectionEntry {
                 kind: s.kind,
@@ -245,10 +247,10 @@ impl ContainerWriter {
                 offset: cursor,
                 stored_len: stored.len() as u64,
                 raw_len: s.raw.len() as u64,
-                checksum: xxh3_64(&stored),
+                checksum: xxh3_64(stored),
             });
             cursor = align_up(cursor + stored.len() as u64);
-            payloads.push(stored);
+            compressed.push(packed);
         }
         // The file ends right after the last payload: no trailing padding.
         let file_len = entries.last().map_or(table_end, |e| e.offset + e.stored_len);
@@ -270,9 +272,9 @@ impl ContainerWriter {
         let header_checksum = xxh3_64(&out[..40]);
         out.extend_from_slice(&header_checksum.to_le_bytes());
         out.extend_from_slice(&table);
-        for (e, p) in entries.iter().zip(&payloads) {
+        for ((e, z), s) in entries.iter().zip(&compressed).zip(&self.sections) {
             out.resize(e.offset as usize, 0);
-            out.extend_from_slice(p);
+            out.extend_from_slice(z.as_deref().unwrap_or(&s.raw));
         }
         debug_assert_eq!(out.len() as u64, file_len);
         Ok(out)

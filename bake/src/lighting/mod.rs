@@ -56,6 +56,7 @@ mod fixed;
 mod parts;
 mod qmc;
 mod rng;
+mod scene;
 mod sources;
 pub mod spec;
 mod surface;
@@ -72,16 +73,15 @@ mod water_tests;
 
 pub use fixed::LightSums;
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
+pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
 pub use water::{WaterMedium, WaterMediumError};
 
-use crate::mem;
 use crate::rays::{BuildError, Bvh, Cull, Ray};
 use fixed::Fixed;
 use glam::Vec3A;
 use rayon::prelude::*;
-use std::borrow::Cow;
 use surface::{Surface, VertexGrid};
 use transport::Scene;
 use volume::VolumeAccumulator;
@@ -278,15 +278,32 @@ fn bake_lighting_full(
     water: Option<&WaterMedium>,
     parts: &dyn PathParts,
 ) -> Result<BakedLighting, LightingError> {
+    check_settings(bounds, volume, spec, water)?;
+    let scene = PreparedScene::new(mesh)?;
+    bake_prepared_full(scene, bounds, volume, spec, seed, continuation, water, parts)
+}
+
+/// [`bake_lighting_in_parts`] over a scene prepared beforehand, so that the caller can free the
+/// mesh it was prepared from before the paths are traced.
+#[allow(clippy::too_many_arguments)]
+pub fn bake_prepared_in_parts(
+    scene: PreparedScene,
+    bounds: ([f32; 3], [f32; 3]),
+    volume: &VolumeDesc,
+    spec: &LightingSpec,
+    seed: u64,
+    water: Option<&WaterMedium>,
+    parts: &dyn PathParts,
+) -> Result<BakedLighting, LightingError> {
+    check_settings(bounds, volume, spec, water)?;
+    bake_prepared_full(scene, bounds, volume, spec, seed, Continuation::WeightWindow, water, parts)
+}
+
+/// Checks everything but the mesh (see [`PreparedScene::new`]).
+fn check_settings(bounds: ([f32; 3], [f32; 3]), volume: &VolumeDesc, spec: &LightingSpec, water: Option<&WaterMedium>) -> Result<(), LightingError> {
     spec.validate().map_err(LightingError::Spec)?;
     if let Some(w) = water {
         w.validate()?;
-    }
-    let tri_count = mesh.indices.len() / 3;
-    if let Some(m) = mesh.materials {
-        if m.len() != tri_count {
-            return Err(LightingError::Mesh(format!("{} material ids for {tri_count} triangles", m.len())));
-        }
     }
     let finite = volume.min.iter().chain(&volume.max).all(|v| v.is_finite());
     let cells = volume.dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
@@ -299,31 +316,22 @@ fn bake_lighting_full(
     if !bounds.0.iter().chain(&bounds.1).all(|v| v.is_finite()) {
         return Err(LightingError::Mesh(format!("bounds not finite: {bounds:?}")));
     }
-    // Occluders go into the BVH after the lit triangles; the surface (deposits, filtering,
-    // queries) is the lit triangles alone.
-    let lit_triangles = tri_count;
-    let (positions, indices, clusters, occluder_albedo) = match &mesh.occluders {
-        None => (Cow::Borrowed(mesh.positions), Cow::Borrowed(mesh.indices), Cow::Borrowed(mesh.clusters), &[][..]),
-        Some(o) => {
-            if o.albedo.len() * 3 != o.indices.len() {
-                return Err(LightingError::Mesh(format!("{} occluder albedos for {} triangles", o.albedo.len(), o.indices.len() / 3)));
-            }
-            let base = mesh.positions.len() as u32;
-            let clusters = match (mesh.clusters.is_empty(), o.clusters.is_empty()) {
-                (false, false) => [mesh.clusters, o.clusters].concat(),
-                _ => Vec::new(),
-            };
-            (
-                Cow::Owned([mesh.positions, o.positions].concat()),
-                Cow::Owned(mesh.indices.iter().copied().chain(o.indices.iter().map(|&i| i.saturating_add(base))).collect()),
-                Cow::Owned(clusters),
-                o.albedo,
-            )
-        }
-    };
+    Ok(())
+}
 
-    let (bvh, surface) = rayon::join(|| Bvh::build_clustered(&positions, &indices, &clusters), || Surface::new(mesh.positions, mesh.indices));
-    let bvh = bvh?;
+#[allow(clippy::too_many_arguments)]
+fn bake_prepared_full(
+    prepared: PreparedScene,
+    bounds: ([f32; 3], [f32; 3]),
+    volume: &VolumeDesc,
+    spec: &LightingSpec,
+    seed: u64,
+    continuation: Continuation,
+    water: Option<&WaterMedium>,
+    parts: &dyn PathParts,
+) -> Result<BakedLighting, LightingError> {
+    let PreparedScene { bvh, surface, slot_verts, materials, lit_triangles, occluder_albedo } = prepared;
+    let tri_count = lit_triangles;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
     let (mlo, mhi) = bvh.bounds();
@@ -349,7 +357,7 @@ fn bake_lighting_full(
     }
     // Mean albedo luminance over the triangles: how much of the sun's and moon's power their
     // photons carry into the estimate after the first landing.
-    let reflectance = match mesh.materials {
+    let reflectance = match &materials {
         Some(ids) if tri_count > 0 => {
             let lum = |id: u16| luminance(albedo_table.get(id as usize).copied().unwrap_or(spec.albedo)) as f64;
             (ids.iter().map(|&id| lum(id)).sum::<f64>() / tri_count as f64) as f32
@@ -359,17 +367,10 @@ fn bake_lighting_full(
     let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
     let total_power: f64 = sources.iter().map(|s| s.power.iter().fold(0.0f32, |m, &p| m.max(p)) as f64).sum();
     let fixed = Fixed::for_scene(total_power, (hi - lo).max_element());
-    let slot_ids: Vec<Option<u32>> = bvh.slot_ids().collect();
-    let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
-    // Unused lanes are never hit; their entry is a placeholder.
-    slot_verts.par_extend(slot_ids.par_iter().map(|t| match t {
-        Some(t) if (*t as usize) < lit_triangles => [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * *t as usize + k] as usize]),
-        _ => [0; 3],
-    }));
     let scene = Scene {
         bvh: &bvh,
         slot_verts: &slot_verts,
-        materials: mesh.materials,
+        materials: materials.as_deref(),
         albedo_table: &albedo_table,
         default_albedo: spec.albedo,
         bounces: spec.bounces,
@@ -377,7 +378,7 @@ fn bake_lighting_full(
         seed,
         record_segments: volume.dims.iter().all(|&d| d > 0),
         lit_triangles: lit_triangles as u32,
-        occluder_albedo,
+        occluder_albedo: &occluder_albedo,
         water,
         fixed,
     };

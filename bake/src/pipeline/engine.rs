@@ -224,8 +224,10 @@ impl<'a> Engine<'a> {
 
     fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
         self.clock.lock().expect("clock").nested.push(0.0);
+        self.progress.step(stage, true);
         let start = Instant::now();
         let r = f();
+        self.progress.step(stage, false);
         let total = start.elapsed().as_secs_f64();
         let mut c = self.clock.lock().expect("clock");
         let nested = c.nested.pop().unwrap_or(0.0);

@@ -19,8 +19,8 @@ use super::BakeError;
 use super::lod::{TileId, Tiling};
 use super::transport_parts::CachedParts;
 use crate::lighting::{
-    bake_lighting_in_parts, AllPathsHere, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, PathParts, SceneMesh, VolumeDesc,
-    WaterMedium,
+    bake_prepared_in_parts, AllPathsHere, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, PathParts, PreparedScene,
+    SceneMesh, VolumeDesc, WaterMedium,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -74,34 +74,38 @@ fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
 fn bake_world(
     tiling: &Tiling,
     level0: &[(TileId, &[u8])],
-    occluders: &OccluderMesh,
+    occluders: OccluderMesh,
     water: Option<&WaterMedium>,
     spec: &LightingSpec,
     seed: u64,
     parts: &dyn PathParts,
 ) -> Result<WorldLighting, LightingStageError> {
-    let mut positions = Vec::new();
-    let mut indices = Vec::new();
-    let mut clusters = Vec::with_capacity(level0.len());
-    let mut first_vertex = HashMap::with_capacity(level0.len());
-    for &(id, mesh_raw) in level0 {
-        let mesh = TerrainMesh::decode(mesh_raw).map_err(|source| LightingStageError::Tile { id, source })?;
-        let base = positions.len() as u32;
-        first_vertex.insert(id, base);
-        indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
-        positions.extend_from_slice(&mesh.positions[..]);
-        clusters.push((mesh.main_index_count / 3) as u32);
-    }
     let desc = volume_desc(tiling);
     let bounds = (desc.min, desc.max);
-    let occluders = (!occluders.indices.is_empty()).then_some(Occluders {
-        positions: &occluders.positions,
-        indices: &occluders.indices,
-        albedo: &occluders.albedo,
-        clusters: &occluders.clusters,
-    });
-    let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
-    Ok(WorldLighting { baked: bake_lighting_in_parts(&mesh, bounds, &desc, spec, seed, water, parts)?, first_vertex })
+    let mut clusters = Vec::with_capacity(level0.len());
+    let mut first_vertex = HashMap::with_capacity(level0.len());
+    // The joined mesh lives only while the scene is prepared from it.
+    let scene = {
+        let (mut positions, mut indices) = (Vec::new(), Vec::new());
+        for &(id, mesh_raw) in level0 {
+            let mesh = TerrainMesh::decode(mesh_raw).map_err(|source| LightingStageError::Tile { id, source })?;
+            let base = positions.len() as u32;
+            first_vertex.insert(id, base);
+            indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
+            positions.extend_from_slice(&mesh.positions[..]);
+            clusters.push((mesh.main_index_count / 3) as u32);
+        }
+        let occluders = (!occluders.indices.is_empty()).then_some(Occluders {
+            positions: &occluders.positions,
+            indices: &occluders.indices,
+            albedo: &occluders.albedo,
+            clusters: &occluders.clusters,
+        });
+        let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
+        PreparedScene::new(&mesh)?
+        // The mesh and the occluders' buffers go here.
+    };
+    Ok(WorldLighting { baked: bake_prepared_in_parts(scene, bounds, &desc, spec, seed, water, parts)?, first_vertex })
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
@@ -190,16 +194,17 @@ impl WorldProduct for TransportProduct {
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
         let occluders = ctx.light_occluders()?;
+        let occluder_triangles = occluders.indices.len() / 3;
         let water = ctx.light_medium()?;
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
         let shared = CachedParts { cache: ctx.cache(), transport: ctx.world_key("transport")?.key().0, version: LIGHTING_VERSION, role: ctx.role() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
-        let world = bake_world(&plan.tiling, &meshes, &occluders, water.as_ref(), &spec.lighting, seed, parts)
+        let world = bake_world(&plan.tiling, &meshes, occluders, water.as_ref(), &spec.lighting, seed, parts)
             .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
-        if !occluders.indices.is_empty() {
-            detail += &format!(", {} occluder triangles", occluders.indices.len() / 3);
+        if occluder_triangles > 0 {
+            detail += &format!(", {occluder_triangles} occluder triangles");
         }
         if let Some(w) = &water {
             detail += &format!(", through water at z = {}", w.level);

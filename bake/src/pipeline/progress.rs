@@ -5,6 +5,10 @@
 pub trait Progress: Sync {
     /// A batch of `items` items of `stage` starts; the returned handle counts them off.
     fn start(&self, stage: &str, items: u64) -> Box<dyn StageProgress + '_>;
+    /// A step of `stage` (a world product, a product's tiles, the packs) begins (`true`) or ends;
+    /// steps nest where one resolves what it reads. For reporters that follow the bake step by
+    /// step (a memory profile per stage).
+    fn step(&self, _stage: &str, _begins: bool) {}
 }
 
 /// One batch in progress. Called from worker threads.

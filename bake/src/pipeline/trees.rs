@@ -159,17 +159,23 @@ impl WorldProduct for TreePrototypesProduct {
         let built = growing.assemble(grown);
         let clock = std::time::Instant::now();
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
-        let pack = shared_pack(&world.spec.name, inputs_hash, &built.sections().map_err(&err)?).map_err(&err)?;
+        let derived = Derived::of(&built.prototypes, &built.textures);
+        let counts = (built.prototypes.prototypes.len(), built.triangles(), built.cpu);
+        // The decoded prototypes go before the pack is laid out: this is where a bake with trees
+        // peaks in memory.
+        let sections = built.sections().map_err(&err)?;
+        drop(built);
+        let pack = shared_pack(&world.spec.name, inputs_hash, sections).map_err(&err)?;
         let detail = format!(
             "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s, pack {:.2}s",
-            built.prototypes.prototypes.len(),
+            counts.0,
             spec.species.len(),
-            built.triangles(),
-            built.cpu.0,
-            built.cpu.1,
+            counts.1,
+            counts.2 .0,
+            counts.2 .1,
             clock.elapsed().as_secs_f64()
         );
-        Ok((Box::new(Prototypes::new(pack, Some(Derived::of(&built.prototypes, &built.textures)))), detail))
+        Ok((Box::new(Prototypes::new(pack, Some(derived))), detail))
     }
     fn stored(&self) -> bool {
         true
@@ -201,13 +207,13 @@ impl WorldProduct for TreePrototypesProduct {
 }
 
 /// A complete shared pack of the trees product.
-fn shared_pack(world_name: &str, inputs_hash: u64, sections: &[RawSection]) -> Result<Vec<u8>, TreesError> {
+fn shared_pack(world_name: &str, inputs_hash: u64, sections: Vec<RawSection>) -> Result<Vec<u8>, TreesError> {
     let err = format_err("assembling the shared pack");
     let mut b = PackBuilder::new(writer_version());
     b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash })
         .map_err(&err)?;
     for s in sections {
-        b.add_raw(s.kind, s.required, s.bytes.clone()).map_err(&err)?;
+        b.add_raw(s.kind, s.required, s.bytes).map_err(&err)?;
     }
     b.to_bytes().map_err(&err)
 }

@@ -3,7 +3,7 @@
 
 use super::triangle::{TriBlock, BLOCK};
 use super::BuildError;
-use super::{leaf_word, Aabb, Bvh, Node, HALVES, MAX_LEAF, WIDTH};
+use super::{leaf_word, Aabb, Bvh, IndexedMesh, Node, HALVES, MAX_LEAF, WIDTH};
 use crate::mem::huge_vec;
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
@@ -55,20 +55,40 @@ impl Bvh {
     /// That skips binning every triangle at the top levels, where the split planes would fall on
     /// the tile edges anyway, and balances the threads, with no change in tracing speed.
     pub fn build_clustered(positions: &[[f32; 3]], indices: &[u32], clusters: &[u32]) -> Result<Bvh, BuildError> {
-        if !indices.len().is_multiple_of(3) {
-            return Err(BuildError::IndexCount(indices.len()));
+        Bvh::build_meshes(&[IndexedMesh { positions, indices }], clusters)
+    }
+
+    /// [`Bvh::build_clustered`] over several meshes as one: triangle ids count through the first
+    /// mesh's triangles, then the next's. Callers with geometry of several kinds (terrain and the
+    /// trees that occlude it) need not copy it into one buffer, which would double it where the
+    /// bake's memory peaks.
+    pub fn build_meshes(meshes: &[IndexedMesh], clusters: &[u32]) -> Result<Bvh, BuildError> {
+        let mut first_triangle = Vec::with_capacity(meshes.len() + 1);
+        first_triangle.push(0usize);
+        let mut index_base = 0;
+        for m in meshes {
+            if !m.indices.len().is_multiple_of(3) {
+                return Err(BuildError::IndexCount(index_base + m.indices.len()));
+            }
+            if let Some(p) = m.positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+                return Err(BuildError::NotFinite(p));
+            }
+            if let Some(i) = m.indices.iter().position(|&i| i as usize >= m.positions.len()) {
+                return Err(BuildError::BadIndex { index: index_base + i, vertex: m.indices[i], vertices: m.positions.len() });
+            }
+            index_base += m.indices.len();
+            first_triangle.push(index_base / 3);
         }
-        let tri_count = indices.len() / 3;
+        let tri_count = index_base / 3;
         if tri_count >= (1 << 28) {
             return Err(BuildError::TooManyTriangles(tri_count));
         }
-        if let Some(p) = positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(BuildError::NotFinite(p));
-        }
-        if let Some(i) = indices.iter().position(|&i| i as usize >= positions.len()) {
-            return Err(BuildError::BadIndex { index: i, vertex: indices[i], vertices: positions.len() });
-        }
-        let corner = |t: usize, k: usize| Vec3A::from(positions[indices[3 * t + k] as usize]);
+        let position = |t: usize, k: usize| -> [f32; 3] {
+            let m = first_triangle.partition_point(|&f| f <= t) - 1;
+            let (mesh, local) = (&meshes[m], t - first_triangle[m]);
+            mesh.positions[mesh.indices[3 * local + k] as usize]
+        };
+        let corner = |t: usize, k: usize| Vec3A::from(position(t, k));
         let mut prims: Vec<Prim> = huge_vec(tri_count);
         prims.par_extend((0..tri_count).into_par_iter().map(|t| {
             let mut b = Aabb::EMPTY;
@@ -97,7 +117,7 @@ impl Bvh {
         // Every interior node has at least two children, so there are fewer nodes than leaves.
         let mut nodes = huge_vec(leaves.len().max(1));
         let mut blocks: Vec<TriBlock> = huge_vec(block_count as usize);
-        let corners = |t: u32| [0, 1, 2].map(|k| positions[indices[3 * t as usize + k] as usize]);
+        let corners = |t: u32| [0, 1, 2].map(|k| position(t as usize, k));
         // Flattening is serial; the leaf blocks are filled beside it.
         let (root, ()) = rayon::join(
             || flatten(&tree, &first_block, &mut nodes),

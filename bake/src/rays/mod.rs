@@ -95,6 +95,15 @@ fn leaf_range(word: u32) -> (usize, usize) {
     (((word & !LEAF_FLAG) >> 3) as usize, (word & 7) as usize + 1)
 }
 
+/// A triangle mesh as the BVH build reads it: positions and three indices per triangle.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexedMesh<'a> {
+    /// Vertex positions.
+    pub positions: &'a [[f32; 3]],
+    /// Three vertex indices per triangle.
+    pub indices: &'a [u32],
+}
+
 /// A ray with a parametric range `[tmin, tmax]`; `dir` need not be normalised (t is in its units).
 #[derive(Clone, Copy, Debug)]
 pub struct Ray {
@@ -487,6 +496,33 @@ mod tests {
             assert_eq!(bvh.occluded(&ray, Cull::None), b.is_some(), "ray {i}");
         }
         assert!(Bvh::build_clustered(&pos, &idx, &[1, 2]).is_err(), "runs must cover every triangle");
+    }
+
+    #[test]
+    fn meshes_built_together_answer_as_their_concatenation() {
+        // Two meshes with their own vertex numbering; the second's triangles are numbered after
+        // the first's, exactly as in the one mesh that joins them.
+        let (pa, ia) = random_soup(400, 50);
+        let (pb, ib) = random_soup(250, 51);
+        let pb: Vec<[f32; 3]> = pb.iter().map(|v| [v[0] + 3.0, v[1], v[2] + 1.0]).collect();
+        let both =
+            Bvh::build_meshes(&[IndexedMesh { positions: &pa, indices: &ia }, IndexedMesh { positions: &pb, indices: &ib }], &[400, 250]).unwrap();
+        let pos: Vec<[f32; 3]> = pa.iter().chain(&pb).copied().collect();
+        let idx: Vec<u32> = ia.iter().copied().chain(ib.iter().map(|&i| i + pa.len() as u32)).collect();
+        let mut rng = Rng::new(4);
+        let mut hits = [0; 2];
+        for i in 0..800 {
+            let origin = Vec3A::new(rng.next_f32() * 16.0 - 2.0, rng.next_f32() * 14.0 - 2.0, rng.next_f32() * 14.0 - 2.0);
+            let ray = Ray { origin, dir: uniform_sphere(rng.next_f32(), rng.next_f32()), tmin: 0.0, tmax: f32::INFINITY };
+            let (a, b) = (both.intersect(&ray), brute(&pos, &idx, &ray));
+            assert_eq!(a.map(|h| (h.t, h.tri)), b.map(|h| (h.t, h.tri)), "ray {i}");
+            if let Some(h) = a {
+                hits[(h.tri >= 400) as usize] += 1;
+            }
+        }
+        assert!(hits[0] > 50 && hits[1] > 50, "both meshes are struck: {hits:?}");
+        let bad = [IndexedMesh { positions: &pa, indices: &ia }, IndexedMesh { positions: &pb[..2], indices: &ib }];
+        assert!(matches!(Bvh::build_meshes(&bad, &[]), Err(BuildError::BadIndex { .. })), "indices are checked per mesh");
     }
 
     #[test]
