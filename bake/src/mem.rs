@@ -64,3 +64,12 @@ pub(crate) fn prefetch_all<T>(values: &[T]) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = values;
 }
+
+/// Gives the pages of freed heap memory back to the OS.
+pub(crate) fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -396,13 +396,16 @@ fn bake_prepared_full(
     let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&pilot, None, k, n, into), zeroed: &zeroed };
     parts.sums(&work, &mut sums)?;
     if divisor > 1 {
-        let importance = transport::Importance::from_brightness(&surface.luminance(&sums.power(&fixed), spec.smoothing));
+        let importance = transport::Importance::from_brightness(&surface.luminance(sums.power(&fixed), spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
         let work = PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&rest, Some(&importance), k, n, into), zeroed: &zeroed };
         parts.sums(&work, &mut sums)?;
     }
     let flights = sums.flights;
-    let vertex = surface.irradiance(&sums.power(&fixed), spec.smoothing);
+    let power = sums.power(&fixed);
+    // The exact sums go before the filter makes its buffers: this is where the stage peaks.
+    drop(std::mem::take(&mut sums.power));
+    let vertex = surface.irradiance(power, spec.smoothing);
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
     let volume = sums.volume.finish(&bvh, lit_triangles as u32, hi.z, eps);

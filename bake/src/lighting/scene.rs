@@ -53,11 +53,10 @@ impl PreparedScene {
         };
         let (bvh, surface) = rayon::join(|| Bvh::build_meshes(&meshes, &clusters), || Surface::new(mesh.positions, mesh.indices));
         let bvh = bvh?;
-        let slot_ids: Vec<Option<u32>> = bvh.slot_ids().collect();
-        let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(slot_ids.len());
+        let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(bvh.slot_count());
         // Unused lanes are never hit; their entry is a placeholder.
-        slot_verts.par_extend(slot_ids.par_iter().map(|t| match t {
-            Some(t) if (*t as usize) < lit_triangles => [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * *t as usize + k] as usize]),
+        slot_verts.par_extend(bvh.slot_ids().map(|t| match t {
+            Some(t) if (t as usize) < lit_triangles => [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize]),
             _ => [0; 3],
         }));
         Ok(PreparedScene {

@@ -103,8 +103,10 @@ impl Surface {
 
     /// Runs the filter over `power` (per welded vertex: ambient RGB, direct-light RGB) and
     /// returns per welded vertex irradiance `(ambient, direct lights)`.
-    pub(crate) fn irradiance(&self, power: &[[f32; 6]], iterations: u32) -> Vec<([f32; 3], [f32; 3])> {
+    /// Takes `power` so that it is freed before the filter's buffers are made.
+    pub(crate) fn irradiance(&self, power: Vec<[f32; 6]>, iterations: u32) -> Vec<([f32; 3], [f32; 3])> {
         let values = power.iter().zip(&self.area).map(|(p, &a)| [p[0], p[1], p[2], p[3], p[4], p[5], a]).collect();
+        drop(power);
         self.filter::<7>(values, iterations)
             .iter()
             .map(|x| {
@@ -116,8 +118,9 @@ impl Surface {
 
     /// [`Surface::irradiance`] reduced to the luminance of its sum, filtering only that and the
     /// area (the filter is linear, so this is the same value for a third of the work).
-    pub(crate) fn luminance(&self, power: &[[f32; 6]], iterations: u32) -> Vec<f32> {
+    pub(crate) fn luminance(&self, power: Vec<[f32; 6]>, iterations: u32) -> Vec<f32> {
         let values = power.iter().zip(&self.area).map(|(p, &a)| [luminance([p[0] + p[3], p[1] + p[4], p[2] + p[5]]), a]).collect();
+        drop(power);
         self.filter::<2>(values, iterations).iter().map(|x| if x[1] > 0.0 { x[0] / x[1] } else { 0.0 }).collect()
     }
 
@@ -321,7 +324,7 @@ mod tests {
         let (pos, idx) = strip(12);
         let s = Surface::new(&pos, &idx);
         let power: Vec<[f32; 6]> = s.area.iter().map(|&a| [2.0 * a, 3.0 * a, 4.0 * a, 0.5 * a, 0.0, a]).collect();
-        for (amb, lit) in s.irradiance(&power, 7) {
+        for (amb, lit) in s.irradiance(power.clone(), 7) {
             for (x, e) in amb.iter().chain(&lit).zip([2.0, 3.0, 4.0, 0.5, 0.0, 1.0]) {
                 assert!((x - e).abs() < 1e-5 * e.max(1.0), "{x} vs {e}");
             }
@@ -334,7 +337,7 @@ mod tests {
         let s = Surface::new(&pos, &idx);
         let mut power = vec![[0.0; 6]; s.pos.len()];
         power[0] = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
-        let e = s.irradiance(&power, 10);
+        let e = s.irradiance(power.clone(), 10);
         // Vertex 2i sits i quads along the strip, at graph distance i from vertex 0 (vertices 2i
         // and 2i+1 are linked diagonally, so the far side of a quad is no further away).
         for i in 0..=40 {

@@ -227,6 +227,7 @@ impl<'a> Engine<'a> {
         self.progress.step(stage, true);
         let start = Instant::now();
         let r = f();
+        crate::mem::return_freed_memory();
         self.progress.step(stage, false);
         let total = start.elapsed().as_secs_f64();
         let mut c = self.clock.lock().expect("clock");

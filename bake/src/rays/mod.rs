@@ -36,6 +36,7 @@ mod triangle;
 mod walk;
 
 use glam::{Vec3A, Vec4};
+use rayon::prelude::*;
 use triangle::{TriBlock, BLOCK};
 use walk::{Query, Walk};
 
@@ -234,8 +235,13 @@ impl Bvh {
     }
 
     /// Input triangle index of every leaf slot, in slot order (`None` for unused lanes).
-    pub(crate) fn slot_ids(&self) -> impl Iterator<Item = Option<u32>> + '_ {
-        self.blocks.iter().flat_map(|b| b.ids).map(|t| (t != u32::MAX).then_some(t))
+    pub(crate) fn slot_ids(&self) -> impl IndexedParallelIterator<Item = Option<u32>> + '_ {
+        (0..self.slot_count()).into_par_iter().map(|s| Some(self.blocks[s / BLOCK].ids[s % BLOCK]).filter(|&t| t != u32::MAX))
+    }
+
+    /// Leaf slots: [`BLOCK`] per block of the leaves.
+    pub(crate) fn slot_count(&self) -> usize {
+        self.blocks.len() * BLOCK
     }
 
     /// Whether any triangle (subject to `cull`) is hit with `t` in `[ray.tmin, ray.tmax]`.
