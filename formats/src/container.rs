@@ -171,12 +171,27 @@ fn align_up(x: u64) -> u64 {
     x.div_ceil(ALIGN) * ALIGN
 }
 
-/// A section ready to be laid out: its kind, flags, codec and raw bytes.
+/// A section ready to be laid out: its kind, flags, and its payload as stored (compressed when
+/// added, so that a pack of many large sections never holds them all uncompressed at once).
 struct PendingSection {
     kind: SectionKind,
     flags: u16,
+    /// The codec of `stored`: the one asked for, or raw where compression did not shrink it.
     codec: Codec,
-    raw: Vec<u8>,
+    stored: Vec<u8>,
+    raw_len: u64,
+}
+
+impl PendingSection {
+    /// This section stored raw.
+    fn into_raw(self) -> Result<PendingSection, FormatError> {
+        if matches!(self.codec, Codec::Raw) {
+            return Ok(self);
+        }
+        let raw = zstd::bulk::decompress(&self.stored, self.raw_len as usize)
+            .map_err(|e| FormatError::Encode { section: self.kind, reason: e.to_string() })?;
+        Ok(PendingSection { codec: Codec::Raw, stored: raw, ..self })
+    }
 }
 
 /// Lays out sections into pack bytes. Sections keep the order in which they were added.
@@ -191,7 +206,8 @@ impl ContainerWriter {
         ContainerWriter { writer_version, sections: Vec::new() }
     }
 
-    /// Adds a section of raw bytes. Fails if a section of that kind is already present.
+    /// Adds a section of raw bytes, compressing it now with `codec` (on this thread, so the
+    /// output depends only on the inputs). Fails if a section of that kind is already present.
     pub fn add_raw(&mut self, kind: SectionKind, required: bool, codec: Codec, raw: Vec<u8>) -> Result<(), FormatError> {
         if self.sections.iter().any(|s| s.kind == kind) {
             return Err(FormatError::DuplicateSection { section: kind });
@@ -203,54 +219,51 @@ impl ContainerWriter {
             });
         }
         let flags = if required { FLAG_REQUIRED } else { 0 };
-        self.sections.push(PendingSection { kind, flags, codec, raw });
+        let raw_len = raw.len() as u64;
+        let (codec, stored) = match codec {
+            Codec::Raw => (Codec::Raw, raw),
+            Codec::Zstd(level) => {
+                let z = zstd::bulk::compress(&raw, level).map_err(|e| FormatError::Encode { section: kind, reason: e.to_string() })?;
+                // Tiny or incompressible sections are stored as they are rather than grown.
+                if z.len() < raw.len() {
+                    (codec, z)
+                } else {
+                    (Codec::Raw, raw)
+                }
+            }
+        };
+        self.sections.push(PendingSection { kind, flags, codec, stored, raw_len });
         Ok(())
     }
 
-    /// The finished pack as bytes. Compression of the sections runs in order on this thread, so the
-    /// output depends only on the inputs.
+    /// The finished pack as bytes.
     pub fn finish(self) -> Result<Vec<u8>, FormatError> {
-        let bytes = self.lay_out(false)?;
-        if within_raw_budget(self.sections.iter().map(|s| s.raw.len() as u64), bytes.len() as u64) {
+        let bytes = self.lay_out();
+        if within_raw_budget(self.sections.iter().map(|s| s.raw_len), bytes.len() as u64) {
             return Ok(bytes);
         }
         // Compression so good that readers would refuse the pack: raw storage always fits the budget.
-        self.lay_out(true)
+        drop(bytes);
+        let sections = self.sections.into_iter().map(PendingSection::into_raw).collect::<Result<Vec<_>, _>>()?;
+        Ok(ContainerWriter { sections, ..self }.lay_out())
     }
 
-    fn lay_out(&self, force_raw: bool) -> Result<Vec<u8>, FormatError> {
+    fn lay_out(&self) -> Vec<u8> {
         let n = self.sections.len();
         let table_end = (HEADER_LEN + n * ENTRY_LEN) as u64;
         let mut entries = Vec::with_capacity(n);
-        // Only compressed payloads are new bytes; a section stored raw is copied from where it is,
-        // so a pack of large raw sections is not held twice before it is laid out.
-        let mut compressed: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
         let mut cursor = align_up(table_end);
         for s in &self.sections {
-            let packed = match s.codec {
-                _ if force_raw => None,
-                Codec::Raw => None,
-                Codec::Zstd(level) => {
-                    let z = zstd::bulk::compress(&s.raw, level).map_err(|e| FormatError::Encode { section: s.kind, reason: e.to_string() })?;
-                    // Tiny or incompressible sections are stored as they are rather than grown.
-                    (z.len() < s.raw.len()).then_some(z)
-                }
-            };
-            let (codec, stored) = match &packed {
-                Some(z) => (s.codec, z.as_slice()),
-                None => (Codec::Raw, s.raw.as_slice()),
-            };
             entries.push(SectionEntry {
                 kind: s.kind,
                 flags: s.flags,
-                codec: codec.id(),
+                codec: s.codec.id(),
                 offset: cursor,
-                stored_len: stored.len() as u64,
-                raw_len: s.raw.len() as u64,
-                checksum: xxh3_64(stored),
+                stored_len: s.stored.len() as u64,
+                raw_len: s.raw_len,
+                checksum: xxh3_64(&s.stored),
             });
-            cursor = align_up(cursor + stored.len() as u64);
-            compressed.push(packed);
+            cursor = align_up(cursor + s.stored.len() as u64);
         }
         // The file ends right after the last payload: no trailing padding.
         let file_len = entries.last().map_or(table_end, |e| e.offset + e.stored_len);
@@ -272,12 +285,12 @@ impl ContainerWriter {
         let header_checksum = xxh3_64(&out[..40]);
         out.extend_from_slice(&header_checksum.to_le_bytes());
         out.extend_from_slice(&table);
-        for ((e, z), s) in entries.iter().zip(&compressed).zip(&self.sections) {
+        for (e, s) in entries.iter().zip(&self.sections) {
             out.resize(e.offset as usize, 0);
-            out.extend_from_slice(z.as_deref().unwrap_or(&s.raw));
+            out.extend_from_slice(&s.stored);
         }
         debug_assert_eq!(out.len() as u64, file_len);
-        Ok(out)
+        out
     }
 }
 

@@ -161,11 +161,7 @@ impl WorldProduct for TreePrototypesProduct {
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
         let derived = Derived::of(&built.prototypes, &built.textures);
         let counts = (built.prototypes.prototypes.len(), built.triangles(), built.cpu);
-        // The decoded prototypes go before the pack is laid out: this is where a bake with trees
-        // peaks in memory.
-        let sections = built.sections().map_err(&err)?;
-        drop(built);
-        let pack = shared_pack(&world.spec.name, inputs_hash, sections).map_err(&err)?;
+        let pack = shared_pack(&world.spec.name, inputs_hash, built).map_err(&err)?;
         let detail = format!(
             "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s, pack {:.2}s",
             counts.0,
@@ -206,14 +202,24 @@ impl WorldProduct for TreePrototypesProduct {
     }
 }
 
-/// A complete shared pack of the trees product.
-fn shared_pack(world_name: &str, inputs_hash: u64, sections: Vec<RawSection>) -> Result<Vec<u8>, TreesError> {
+/// A complete shared pack of the trees product: `TPRO`, `TTEX`, `TIMP` and, if baked, `TCRD`.
+/// Each section is compressed as it is added and its decoded form freed before the next is
+/// encoded: a world with trees peaks in memory here, and the pack never holds every section
+/// uncompressed at once.
+fn shared_pack(world_name: &str, inputs_hash: u64, built: build::Built) -> Result<Vec<u8>, TreesError> {
     let err = format_err("assembling the shared pack");
     let mut b = PackBuilder::new(writer_version());
     b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash })
         .map_err(&err)?;
-    for s in sections {
-        b.add_raw(s.kind, s.required, s.bytes).map_err(&err)?;
+    let build::Built { prototypes, textures, impostors, cards, .. } = built;
+    b.add(&prototypes).map_err(format_err("encoding prototypes"))?;
+    drop(prototypes);
+    b.add(&textures).map_err(format_err("encoding textures"))?;
+    drop(textures);
+    b.add(&impostors).map_err(format_err("encoding impostors"))?;
+    drop(impostors);
+    if let Some(c) = cards {
+        b.add(&c).map_err(format_err("encoding cards"))?;
     }
     b.to_bytes().map_err(&err)
 }

@@ -14,7 +14,6 @@ use crate::impostor::capture::srgb_to_linear;
 use crate::impostor::mips::coverage_preserving_mips;
 use crate::impostor::{self, CaptureMesh, Image, ImpostorSettings, Layout, Material};
 use crate::lighting::BakedLighting;
-use crate::pipeline::product::RawSection;
 use crate::rng::mix64;
 use crate::trees::{self, SpeciesParams, LEAF_ALPHA_TEST};
 use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
@@ -37,20 +36,6 @@ pub struct Built {
 impl Built {
     pub fn triangles(&self) -> usize {
         self.prototypes.prototypes.iter().map(|p| (p.bark_indices.len() + p.leaf_indices.len()) / 3).sum()
-    }
-
-    /// The pack's sections: `TPRO`, `TTEX`, `TIMP` and, if baked, `TCRD`.
-    pub fn sections(&self) -> Result<Vec<RawSection>, TreesError> {
-        let raw = |kind, required, bytes| RawSection { kind, required, bytes };
-        let mut out = vec![
-            raw(TreePrototypes::KIND, TreePrototypes::REQUIRED, self.prototypes.encode().map_err(format_err("encoding prototypes"))?),
-            raw(TreeTextures::KIND, TreeTextures::REQUIRED, self.textures.encode().map_err(format_err("encoding textures"))?),
-            raw(TreeImpostors::KIND, TreeImpostors::REQUIRED, self.impostors.encode().map_err(format_err("encoding impostors"))?),
-        ];
-        if let Some(c) = &self.cards {
-            out.push(raw(TreeCards::KIND, TreeCards::REQUIRED, c.encode().map_err(format_err("encoding cards"))?));
-        }
-        Ok(out)
     }
 }
 
