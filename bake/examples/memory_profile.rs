@@ -5,6 +5,8 @@
 //! printed beside the heap's peak: the difference is the allocator's slack, stacks and code.
 //!
 //! Usage: `cargo run --release -p kiln-bake --example memory_profile [-- worlds/x.toml [jobs]]`.
+//! The bake runs with a stage cache in a fresh temporary directory, as `kiln bake` runs with its
+//! own by default (the engine releases values the cache can give back).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -106,14 +108,14 @@ fn main() {
         }
     };
     let out = std::env::temp_dir().join(format!("kiln-memory-profile-{}", std::process::id()));
-    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.clone(), jobs, cache: None, explain: false };
+    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.join("out"), jobs, cache: Some(out.join("cache")), explain: false };
     let steps = Steps { open: Mutex::default(), rows: Mutex::default() };
     if let Err(e) = kiln_bake::pipeline::bake(&world, &opts, &steps) {
         eprintln!("memory profile: {e}");
         std::process::exit(2);
     }
     let (peak_end, live_end) = take_peak();
-    println!("memory profile: {} (whole bake, no cache, {} threads)", world.spec.name, kiln_bake::pipeline::worker_threads(jobs).unwrap_or(1));
+    println!("memory profile: {} (whole bake, empty cache, {} threads)", world.spec.name, kiln_bake::pipeline::worker_threads(jobs).unwrap_or(1));
     println!("  {:<28} {:>12} {:>12}", "step", "held before", "peak heap");
     let rows = steps.rows.lock().expect("rows");
     // Consecutive steps of one stage at one depth are one row.

@@ -12,7 +12,9 @@
 //! [`TileCtx`]), which is why products declare their needs.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, OnceLock};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use kiln_formats::sections::{PackInfo, PackKind};
@@ -22,7 +24,7 @@ use rayon::prelude::*;
 use super::hit_check;
 use super::inputs::settings_hash;
 use super::lod::{TileId, Tiling};
-use super::product::{OccluderMesh, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{AnyValue, OccluderMesh, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
 use super::role::BakeRole;
@@ -74,7 +76,11 @@ pub struct Engine<'a> {
     /// Only reads the cache: a stored world product that misses is an error, not computed.
     read_only: bool,
     world_keys: Vec<OnceLock<StageInputs>>,
-    world_values: Vec<OnceLock<WorldValue>>,
+    /// Resolved world values; a stored one may be released ([`Engine::release_stored_values`])
+    /// and is then read from the cache again when next asked for.
+    world_values: Vec<Mutex<Option<Arc<AnyValue>>>>,
+    /// How many times each world product was computed (not read from the cache) in this bake.
+    computed: Vec<AtomicU32>,
     tile_keys: Vec<OnceLock<Vec<StageInputs>>>,
     outputs: Vec<Vec<OnceLock<TileOutput>>>,
     clock: Mutex<Clock>,
@@ -103,10 +109,9 @@ impl TileCtx<'_, '_> {
         self.engine.plan.tiles[self.tile]
     }
     /// A world product's value; it must be among the product's [`TileProduct::world_needs`].
-    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, BakeError> {
+    pub fn world<T: 'static>(&self, name: &str) -> Result<Held<T>, BakeError> {
         let i = self.engine.registry.index(name)?;
-        let v = self.engine.world_values[i].get().ok_or_else(|| undeclared(name))?;
-        downcast(name, v)
+        Held::new(name, self.engine.value(i).ok_or_else(|| undeclared(name))?)
     }
     /// This tile's output of an earlier tile product named in [`TileProduct::tile_needs`].
     pub fn output(&self, product: &str) -> Result<&TileOutput, BakeError> {
@@ -118,8 +123,27 @@ fn undeclared(name: &str) -> BakeError {
     BakeError::Internal(format!("internal error: {name} was read without being declared as a need"))
 }
 
-fn downcast<'v, T: 'static>(name: &str, v: &'v WorldValue) -> Result<&'v T, BakeError> {
-    v.downcast_ref::<T>().ok_or_else(|| BakeError::Internal(format!("internal error: {name} has another type")))
+/// A world product's value as its readers hold it: shared with the engine, so that the engine
+/// can release its own reference while a reader still uses the value.
+pub struct Held<T> {
+    value: Arc<AnyValue>,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T: 'static> Held<T> {
+    fn new(name: &str, value: Arc<AnyValue>) -> Result<Held<T>, BakeError> {
+        if !value.is::<T>() {
+            return Err(BakeError::Internal(format!("internal error: {name} has another type")));
+        }
+        Ok(Held { value, of: PhantomData })
+    }
+}
+
+impl<T: 'static> std::ops::Deref for Held<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value.downcast_ref::<T>().expect("the type was checked when the handle was made")
+    }
 }
 
 /// Wall time per report stage, each step counted once (a step's time excludes the nested steps it
@@ -142,7 +166,8 @@ impl<'a> Engine<'a> {
             role: BakeRole::Whole,
             read_only: false,
             world_keys: (0..n).map(|_| OnceLock::new()).collect(),
-            world_values: (0..n).map(|_| OnceLock::new()).collect(),
+            world_values: (0..n).map(|_| Mutex::new(None)).collect(),
+            computed: (0..n).map(|_| AtomicU32::new(0)).collect(),
             tile_keys: (0..n).map(|_| OnceLock::new()).collect(),
             outputs: (0..n).map(|_| (0..plan.tiles.len()).map(|_| OnceLock::new()).collect()).collect(),
             clock: Mutex::default(),
@@ -199,10 +224,84 @@ impl<'a> Engine<'a> {
     }
 
     /// The value of world product `name`, from the cache or computed now.
-    pub fn world<T: 'static>(&self, name: &str) -> Result<&T, BakeError> {
+    pub fn world<T: 'static>(&self, name: &str) -> Result<Held<T>, BakeError> {
         let i = self.registry.index(name)?;
-        self.resolve_world(i)?;
-        downcast(name, self.world_values[i].get().expect("resolved"))
+        Held::new(name, self.resolve_world(i)?)
+    }
+
+    /// World product `i`'s value if it is resolved and held.
+    fn value(&self, i: usize) -> Option<Arc<AnyValue>> {
+        self.world_values[i].lock().expect("world values").clone()
+    }
+
+    /// Releases every world value the cache can give back (stored products, when the bake has a
+    /// store), for a computation that has read all it needs and is about to need much memory of
+    /// its own (light transport); a value asked for later is read from the cache again.
+    pub fn release_stored_values(&self) {
+        if !self.cache.has_store() {
+            return;
+        }
+        for (i, e) in self.registry.entries().iter().enumerate() {
+            if matches!(e, Entry::World(p) if p.stored()) {
+                self.world_values[i].lock().expect("world values").take();
+            }
+        }
+    }
+
+    /// Releases the world values that no tile product after registry entry `i` reads (through its
+    /// declared world needs and theirs), but those a shared pack is made from when the bake has no
+    /// store to read them back from. Light transport goes once the tiles that read it are lit.
+    fn release_unread_after(&self, i: usize) {
+        let entries = self.registry.entries();
+        let mut needed = vec![false; entries.len()];
+        for e in &entries[i + 1..] {
+            if let Entry::Tile(p) = e {
+                for name in p.world_needs() {
+                    self.mark_needed(name, &mut needed);
+                }
+            }
+        }
+        for (j, e) in entries.iter().enumerate() {
+            let Entry::World(p) = e else { continue };
+            let shared_pack_kept = p.writes_shared_pack(self) && !(p.stored() && self.cache.has_store());
+            if !needed[j] && !shared_pack_kept {
+                self.world_values[j].lock().expect("world values").take();
+            }
+        }
+    }
+
+    /// Marks world product `name` and every world product it declares it reads.
+    fn mark_needed(&self, name: &str, needed: &mut [bool]) {
+        let Ok(j) = self.registry.index(name) else { return };
+        if std::mem::replace(&mut needed[j], true) {
+            return;
+        }
+        let p = self.world_product(j);
+        for n in p.world_needs() {
+            self.mark_needed(n, needed);
+        }
+        if p.reads_light_inputs() {
+            for e in self.registry.entries() {
+                let Entry::World(q) = e else { continue };
+                // A key that cannot be computed keeps the value: releasing is only ever a saving.
+                let provides = |k: Result<Option<u128>, BakeError>| !matches!(k, Ok(None));
+                if provides(q.light_occluder_key(self)) || provides(q.light_medium_key(self)) {
+                    self.mark_needed(q.name(), needed);
+                }
+            }
+        }
+    }
+
+    /// How many times each world product was computed in this bake (not read from the cache),
+    /// by name, in registry order.
+    pub fn computed_counts(&self) -> Vec<(&'static str, u32)> {
+        let mut out = Vec::new();
+        for (i, e) in self.registry.entries().iter().enumerate() {
+            if let Entry::World(p) = e {
+                out.push((p.name(), self.computed[i].load(Ordering::Relaxed)));
+            }
+        }
+        out
     }
 
     /// Every tile's cache key inputs for tile product `name`.
@@ -243,9 +342,9 @@ impl<'a> Engine<'a> {
         self.clock.lock().expect("clock").details.entry(stage).or_default().push(detail);
     }
 
-    fn resolve_world(&self, i: usize) -> Result<(), BakeError> {
-        if self.world_values[i].get().is_some() {
-            return Ok(());
+    fn resolve_world(&self, i: usize) -> Result<Arc<AnyValue>, BakeError> {
+        if let Some(v) = self.value(i) {
+            return Ok(v);
         }
         let p = self.world_product(i);
         let key = self.world_key(p.name())?.clone();
@@ -274,7 +373,8 @@ impl<'a> Engine<'a> {
                 self.resolve_tiles(self.registry.index(product)?, &tiles)?;
             }
             let (v, detail) = p.compute(self)?;
-            let bytes = p.encode(&v);
+            self.computed[i].fetch_add(1, Ordering::Relaxed);
+            let bytes = p.encode(v.as_ref());
             if bytes.is_some() != p.stored() {
                 return Err(self.plan.internal(format_args!("{} encodes its value exactly when it says it is stored", p.name())));
             }
@@ -284,8 +384,9 @@ impl<'a> Engine<'a> {
             self.note(p.report_stage(), detail);
             Ok(v)
         })?;
-        let _ = self.world_values[i].set(value);
-        Ok(())
+        let value: Arc<AnyValue> = Arc::from(value);
+        *self.world_values[i].lock().expect("world values") = Some(value.clone());
+        Ok(value)
     }
 
     /// Makes the outputs of tile product `i` for `tiles` available: from the cache where a sound
@@ -395,6 +496,7 @@ impl<'a> Engine<'a> {
         for (i, entry) in self.registry.entries().iter().enumerate() {
             if let Entry::Tile(_) = entry {
                 self.resolve_tiles(i, &missing_tiles)?;
+                self.release_unread_after(i);
             }
         }
         let assembled: Vec<BakedTile> = self.timed("packs", || {
@@ -500,10 +602,10 @@ impl<'a> Engine<'a> {
             if !p.writes_shared_pack(self) {
                 continue;
             }
-            self.resolve_world(i)?;
-            let value = self.world_values[i].get().expect("resolved");
-            let bytes =
-                p.shared_pack(value).ok_or_else(|| self.plan.internal(format_args!("{} said it writes a shared pack and gave none", p.name())))?;
+            let value = self.resolve_world(i)?;
+            let bytes = p
+                .shared_pack(value.as_ref())
+                .ok_or_else(|| self.plan.internal(format_args!("{} said it writes a shared pack and gave none", p.name())))?;
             out.push((p.name(), bytes.to_vec()));
         }
         Ok(out)
@@ -540,3 +642,7 @@ impl<'a> Engine<'a> {
             .collect()
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -17,7 +17,7 @@ use super::hit_check;
 use super::inputs::settings_hash;
 use super::lighting::volume_desc;
 use super::lod::{TileId, Tiling};
-use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{AnyValue, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::volume::Volume;
 use super::{writer_version, BakeError};
@@ -157,7 +157,7 @@ impl WorldProduct for GrassPatchesProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Patches>().map(|p| p.pack.clone())
     }
     fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
@@ -173,7 +173,7 @@ impl WorldProduct for GrassPatchesProduct {
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         grass_spec(keys.plan().world).is_some()
     }
-    fn shared_pack<'v>(&self, value: &'v WorldValue) -> Option<&'v [u8]> {
+    fn shared_pack<'v>(&self, value: &'v AnyValue) -> Option<&'v [u8]> {
         value.downcast_ref::<Patches>().map(|p| p.pack.as_slice()).filter(|p| !p.is_empty())
     }
 }
@@ -251,7 +251,7 @@ impl WorldProduct for GrassGroundProduct {
         let image =
             world.grass_density.as_ref().map(|img| DensityImage::from_texel_centres(img.map.width, img.map.height, |u, v| img.map.sample(u, v)));
         let (map, detail) = build::ground_map(&build::GroundInputs {
-            volume,
+            volume: &volume,
             light: &light,
             voxel_size: ctx.plan().tiling.voxel_size,
             spec,
@@ -304,7 +304,7 @@ impl TileProduct for GrassProduct {
         };
         let map = ctx.world::<GroundMap>("grass-ground")?;
         let plan = ctx.plan();
-        let section = build::tile_section(map, &plan.tiling, ctx.id(), spec, world.spec.seed, patches.hash);
+        let section = build::tile_section(&map, &plan.tiling, ctx.id(), spec, world.spec.seed, patches.hash);
         let bytes = section.encode().map_err(|e| fail(plan, self.name())(format_err("encoding the tile's grass")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: GRSS, required: GrassTile::REQUIRED, bytes }], summary: None })
     }

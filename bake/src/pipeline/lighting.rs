@@ -161,6 +161,9 @@ impl WorldProduct for TransportProduct {
     fn name(&self) -> &'static str {
         "transport"
     }
+    fn reads_light_inputs(&self) -> bool {
+        true
+    }
     fn report_stage(&self) -> &'static str {
         "lighting"
     }
@@ -196,6 +199,9 @@ impl WorldProduct for TransportProduct {
         let occluders = ctx.light_occluders()?;
         let occluder_triangles = occluders.indices.len() / 3;
         let water = ctx.light_medium()?;
+        // Transport holds its own copies of all it reads from here on, and is where a bake peaks:
+        // the density volume and the trees pack are read back from the cache by later steps.
+        ctx.release_stored_values();
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
         let shared = CachedParts { cache: ctx.cache(), transport: ctx.world_key("transport")?.key().0, version: LIGHTING_VERSION, role: ctx.role() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
@@ -239,7 +245,7 @@ impl TileProduct for LightingProduct {
         let plan = ctx.plan();
         let mesh = ctx.output("geometry")?.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("the tile has no mesh"))?;
         let world = ctx.world::<WorldLighting>("transport")?;
-        tile_lighting(world, &plan.tiling, plan.tiles[tile], mesh).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })
+        tile_lighting(&world, &plan.tiling, plan.tiles[tile], mesh).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })
     }
     fn sections(&self) -> &'static [SectionKind] {
         &[VertexIrradiance::KIND, IrradianceGrid::KIND]

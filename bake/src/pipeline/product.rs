@@ -22,7 +22,9 @@ use crate::lighting::WaterMedium;
 
 /// A world product's value, type-erased so the registry can hold any product; products read each
 /// other's values back through the `world` methods of the engine's `WorldCtx` and `TileCtx` with their concrete type.
-pub type WorldValue = Box<dyn Any + Send + Sync>;
+pub type WorldValue = Box<AnyValue>;
+/// What a [`WorldValue`] holds, as the engine lends it back to its product.
+pub type AnyValue = dyn Any + Send + Sync;
 
 /// One encoded pack section, as a product made it.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,7 +151,7 @@ pub trait WorldProduct: Sync {
     }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
     /// are stored instead). `Some` exactly when [`WorldProduct::stored`].
-    fn encode(&self, _value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, _value: &AnyValue) -> Option<Vec<u8>> {
         None
     }
     /// Parses [`WorldProduct::encode`]'s bytes, checking they are a well-formed value of this
@@ -164,8 +166,13 @@ pub trait WorldProduct: Sync {
         false
     }
     /// The bytes of that pack (a complete pack: `PINF` of kind `Shared` and the product's sections).
-    fn shared_pack<'v>(&self, _value: &'v WorldValue) -> Option<&'v [u8]> {
+    fn shared_pack<'v>(&self, _value: &'v AnyValue) -> Option<&'v [u8]> {
         None
+    }
+    /// Whether its computation reads every product's light occluders and light medium (light
+    /// transport does): the engine then keeps those products' values for it.
+    fn reads_light_inputs(&self) -> bool {
+        false
     }
     /// The cache-key hash of the light occluders this product adds to light transport (trees),
     /// or `None` when it adds none to this world.

@@ -15,7 +15,7 @@ use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
 use super::inputs::settings_hash;
 use super::lighting::WorldLighting;
-use super::product::{OccluderMesh, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{AnyValue, OccluderMesh, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::volume::Volume;
 use super::{writer_version, BakeError};
@@ -179,7 +179,7 @@ impl WorldProduct for TreePrototypesProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
-    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Prototypes>().map(|p| p.pack.clone())
     }
     fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
@@ -197,7 +197,7 @@ impl WorldProduct for TreePrototypesProduct {
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         trees_spec(keys.plan().world).is_some()
     }
-    fn shared_pack<'v>(&self, value: &'v WorldValue) -> Option<&'v [u8]> {
+    fn shared_pack<'v>(&self, value: &'v AnyValue) -> Option<&'v [u8]> {
         value.downcast_ref::<Prototypes>().map(|p| p.pack.as_slice()).filter(|p| !p.is_empty())
     }
 }
@@ -306,7 +306,7 @@ impl WorldProduct for TreePlacementProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
         let instances = value.downcast_ref::<Vec<TreeInstance>>()?;
         TreeInstances { prototypes_hash: 0, instances: instances.clone() }.encode().ok()
     }
@@ -322,9 +322,10 @@ impl WorldProduct for TreePlacementProduct {
     }
     fn light_occluders(&self, ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
         let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
-        let proxies = &ctx.world::<Prototypes>("tree-prototypes")?.derived().map_err(fail(ctx.plan(), self.name()))?.proxies;
+        let prototypes = ctx.world::<Prototypes>("tree-prototypes")?;
+        let proxies = &prototypes.derived().map_err(fail(ctx.plan(), self.name()))?.proxies;
         let mut all = OccluderMesh::default();
-        for t in instances {
+        for t in instances.iter() {
             let Some(proxy) = proxies.get(t.prototype as usize) else {
                 return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, proxies.len())));
             };
@@ -382,7 +383,7 @@ impl TileProduct for TreesProduct {
             return Ok(TileOutput { sections: Vec::new(), summary: None });
         }
         let all = ctx.world::<Vec<TreeInstance>>("tree-placement")?;
-        let instances = tile_instances(ctx.plan(), all, tile);
+        let instances = tile_instances(ctx.plan(), &all, tile);
         let bytes = TreeInstances { prototypes_hash: protos.hash, instances }
             .encode()
             .map_err(|e| fail(ctx.plan(), self.name())(format_err("encoding tree instances")(e)))?;

@@ -4,7 +4,7 @@
 use super::engine::{KeyCtx, WorldCtx};
 use super::hit_check;
 use super::inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
-use super::product::{WorldProduct, WorldValue};
+use super::product::{AnyValue, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::BakeError;
 use crate::ao::OccupancyField;
@@ -72,7 +72,7 @@ impl WorldProduct for DensityProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Volume>().map(|v| bytemuck::cast_slice(&v.density.data).to_vec())
     }
     fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
@@ -112,7 +112,7 @@ impl WorldProduct for TileInputsProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Vec<TileInputHashes>>().map(|h| h.iter().flat_map(|x| x.to_bytes()).collect())
     }
     fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {

@@ -14,7 +14,7 @@ use kiln_formats::{Section, SectionKind};
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
 use super::inputs::settings_hash;
-use super::product::{RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
+use super::product::{AnyValue, RawSection, TileOutput, TileProduct, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::volume::Volume;
 use super::BakeError;
@@ -237,7 +237,7 @@ impl WorldProduct for WaterWavesProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
-    fn encode(&self, value: &WorldValue) -> Option<Vec<u8>> {
+    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
         value.downcast_ref::<Waves>().map(|w| w.pack.clone())
     }
     fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
@@ -253,7 +253,7 @@ impl WorldProduct for WaterWavesProduct {
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         water_spec(keys.plan().world).is_some()
     }
-    fn shared_pack<'v>(&self, value: &'v WorldValue) -> Option<&'v [u8]> {
+    fn shared_pack<'v>(&self, value: &'v AnyValue) -> Option<&'v [u8]> {
         value.downcast_ref::<Waves>().map(|w| w.pack.as_slice()).filter(|p| !p.is_empty())
     }
 }

@@ -1,0 +1,64 @@
+//! The engine releases world values while a bake runs (stored ones before light transport, any
+//! once no later tile product reads it): every world product must still be computed once, and
+//! the packs must not depend on what was released and read back.
+
+use std::path::Path;
+
+use super::{Engine, Plan};
+use crate::pipeline::progress::NoProgress;
+use crate::pipeline::{Registry, StageCache};
+
+/// A world with every kind of world product: trees that occlude light, grass and water.
+const WORLD: &str = r#"
+name = "released"
+seed = 7
+[volume]
+size = [64, 64, 32]
+voxel_size = 0.25
+tile_size = 16
+[trees]
+occlude_light = true
+impostor = { grid = 4, texel = 0.25 }
+[[trees.species]]
+preset = "oak"
+prototypes = 2
+height = [2.5, 3.5]
+density = 0.05
+min_spacing = 2.0
+[grass]
+density = 100.0
+patches = 2
+[water]
+level = 1.0
+[water.waves]
+frames = 2
+resolution = 16
+patch_size = 4.0
+"#;
+
+#[test]
+fn released_values_are_read_back_never_computed_twice() {
+    let world = crate::world::World::from_str(WORLD, Path::new("released.toml"), Path::new(".")).expect("the test world loads");
+    let plan = Plan::new(&world);
+    let registry = Registry::standard();
+    let all: Vec<usize> = (0..plan.tiles.len()).collect();
+    let dir = std::env::temp_dir().join(format!("kiln-engine-release-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut packs = Vec::new();
+    for store in [None, Some(kiln_cache::store::Store::open(&dir).expect("a store"))] {
+        let with_store = store.is_some();
+        let cache = StageCache::new(store, "released", false);
+        let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
+        let tiles = engine.packs(&all).expect("bakes");
+        let shared = engine.shared_packs().expect("shared packs");
+        assert_eq!(shared.len(), 3, "trees, grass and water each write a shared pack");
+        for (name, times) in engine.computed_counts() {
+            assert!(times <= 1, "{name} was computed {times} times (store: {with_store})");
+        }
+        let released = (0..registry.entries().len()).filter(|&i| engine.value(i).is_none()).count();
+        assert!(released > 0, "the bake released values (store: {with_store})");
+        packs.push((tiles.into_iter().map(|t| t.pack).collect::<Vec<_>>(), shared));
+    }
+    assert!(packs[0] == packs[1], "the packs do not depend on what was released and read back");
+    let _ = std::fs::remove_dir_all(&dir);
+}
