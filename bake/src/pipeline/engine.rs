@@ -82,7 +82,8 @@ pub struct Engine<'a> {
     /// How many times each world product was computed (not read from the cache) in this bake.
     computed: Vec<AtomicU32>,
     tile_keys: Vec<OnceLock<Vec<StageInputs>>>,
-    outputs: Vec<Vec<OnceLock<TileOutput>>>,
+    /// Resolved tile outputs per tile product and tile; released like stored world values.
+    outputs: Vec<Vec<Mutex<Option<Arc<TileOutput>>>>>,
     clock: Mutex<Clock>,
 }
 
@@ -114,7 +115,7 @@ impl TileCtx<'_, '_> {
         Held::new(name, self.engine.value(i).ok_or_else(|| undeclared(name))?)
     }
     /// This tile's output of an earlier tile product named in [`TileProduct::tile_needs`].
-    pub fn output(&self, product: &str) -> Result<&TileOutput, BakeError> {
+    pub fn output(&self, product: &str) -> Result<Arc<TileOutput>, BakeError> {
         self.engine.tile_output(product, self.tile)
     }
 }
@@ -169,7 +170,7 @@ impl<'a> Engine<'a> {
             world_values: (0..n).map(|_| Mutex::new(None)).collect(),
             computed: (0..n).map(|_| AtomicU32::new(0)).collect(),
             tile_keys: (0..n).map(|_| OnceLock::new()).collect(),
-            outputs: (0..n).map(|_| (0..plan.tiles.len()).map(|_| OnceLock::new()).collect()).collect(),
+            outputs: (0..n).map(|_| (0..plan.tiles.len()).map(|_| Mutex::new(None)).collect()).collect(),
             clock: Mutex::default(),
         }
     }
@@ -234,18 +235,24 @@ impl<'a> Engine<'a> {
         self.world_values[i].lock().expect("world values").clone()
     }
 
-    /// Releases every world value the cache can give back (stored products, when the bake has a
-    /// store), for a computation that has read all it needs and is about to need much memory of
-    /// its own (light transport); a value asked for later is read from the cache again.
+    /// Releases every world value and tile output the cache can give back (stored products'
+    /// values and every tile output, when the bake has a store), for a computation that has read
+    /// all it needs and is about to need much memory of its own (light transport); what is asked
+    /// for later is read from the cache again.
     pub fn release_stored_values(&self) {
         if !self.cache.has_store() {
             return;
         }
         for (i, e) in self.registry.entries().iter().enumerate() {
-            if matches!(e, Entry::World(p) if p.stored()) {
-                self.world_values[i].lock().expect("world values").take();
+            match e {
+                Entry::World(p) if p.stored() => drop(self.world_values[i].lock().expect("world values").take()),
+                Entry::World(_) => {}
+                Entry::Tile(_) => self.outputs[i].iter().for_each(|o| drop(o.lock().expect("tile outputs").take())),
             }
         }
+        // What was freed is mostly in the allocator's arenas, which large arrays (mapped on their
+        // own) would not reuse.
+        crate::mem::return_freed_memory();
     }
 
     /// Releases the world values that no tile product after registry entry `i` reads (through its
@@ -316,9 +323,18 @@ impl<'a> Engine<'a> {
     }
 
     /// A resolved tile output (see [`WorldProduct::tile_needs`] and [`TileProduct::tile_needs`]).
-    pub fn tile_output(&self, product: &str, tile: usize) -> Result<&TileOutput, BakeError> {
+    pub fn tile_output(&self, product: &str, tile: usize) -> Result<Arc<TileOutput>, BakeError> {
         let i = self.registry.index(product)?;
-        self.outputs[i][tile].get().ok_or_else(|| undeclared(product))
+        self.output_of(i, tile).ok_or_else(|| undeclared(product))
+    }
+
+    /// Tile product `i`'s output for `tile`, if resolved and held.
+    fn output_of(&self, i: usize, tile: usize) -> Option<Arc<TileOutput>> {
+        self.outputs[i][tile].lock().expect("tile outputs").clone()
+    }
+
+    pub(super) fn set_output(&self, i: usize, tile: usize, output: TileOutput) {
+        *self.outputs[i][tile].lock().expect("tile outputs") = Some(Arc::new(output));
     }
 
     fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
@@ -392,7 +408,7 @@ impl<'a> Engine<'a> {
     /// Makes the outputs of tile product `i` for `tiles` available: from the cache where a sound
     /// entry exists, else computed in parallel after everything the product reads.
     fn resolve_tiles(&self, i: usize, tiles: &[usize]) -> Result<(), BakeError> {
-        let todo: Vec<usize> = tiles.iter().copied().filter(|&t| self.outputs[i][t].get().is_none()).collect();
+        let todo: Vec<usize> = tiles.iter().copied().filter(|&t| self.output_of(i, t).is_none()).collect();
         if todo.is_empty() {
             return Ok(());
         }
@@ -415,9 +431,7 @@ impl<'a> Engine<'a> {
             let mut missing = Vec::new();
             for (&t, o) in todo.iter().zip(found) {
                 match o {
-                    Some(o) => {
-                        let _ = self.outputs[i][t].set(o);
-                    }
+                    Some(o) => self.set_output(i, t, o),
                     None => missing.push(t),
                 }
             }
@@ -437,12 +451,17 @@ impl<'a> Engine<'a> {
             for need in p.world_needs() {
                 self.resolve_world(self.registry.index(need)?)?;
             }
+            // Computing those may have released tile outputs the cache holds (light transport does):
+            // the missing tiles read theirs back.
+            for need in p.tile_needs() {
+                self.resolve_tiles(self.registry.index(need)?, &missing)?;
+            }
             let bar = self.progress.start(p.report_stage(), missing.len() as u64);
             let computed =
                 if self.role.is_shard() { self.bake_shared_tiles(i, &missing, bar.as_ref())? } else { self.bake_tiles(i, &missing, bar.as_ref())? };
             let count = computed.len();
             for (t, o) in computed {
-                let _ = self.outputs[i][t].set(o);
+                self.set_output(i, t, o);
             }
             self.note(p.report_stage(), format!("{count} {} computed", p.name()));
             Ok(())
@@ -497,6 +516,12 @@ impl<'a> Engine<'a> {
             if let Entry::Tile(_) = entry {
                 self.resolve_tiles(i, &missing_tiles)?;
                 self.release_unread_after(i);
+            }
+        }
+        // Tile outputs released along the way (see `release_stored_values`) are read back.
+        for (i, entry) in self.registry.entries().iter().enumerate() {
+            if let Entry::Tile(_) = entry {
+                self.resolve_tiles(i, &missing_tiles)?;
             }
         }
         let assembled: Vec<BakedTile> = self.timed("packs", || {

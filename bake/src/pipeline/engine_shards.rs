@@ -114,7 +114,7 @@ impl Engine<'_> {
             });
             o.map(|o| {
                 bar.advance(1);
-                let _ = self.outputs[i][t].set(o);
+                self.set_output(i, t, o);
             })
         };
         let compute = |t: usize| -> Result<Option<TileOutput>, BakeError> {

@@ -1,6 +1,6 @@
-//! The engine releases world values while a bake runs (stored ones before light transport, any
-//! once no later tile product reads it): every world product must still be computed once, and
-//! the packs must not depend on what was released and read back.
+//! The engine releases world values and tile outputs while a bake runs (what the cache holds
+//! before light transport, a world value once no later tile product reads it): every item must
+//! still be computed once, and the packs must not depend on what was released and read back.
 
 use std::path::Path;
 
@@ -57,6 +57,13 @@ fn released_values_are_read_back_never_computed_twice() {
         }
         let released = (0..registry.entries().len()).filter(|&i| engine.value(i).is_none()).count();
         assert!(released > 0, "the bake released values (store: {with_store})");
+        // Tile outputs released before light transport are read back, never baked again.
+        let tallies = cache.tallies();
+        let geometry = tallies.get("geometry").copied().unwrap_or_default();
+        assert_eq!(geometry.computed, plan.tiles.len(), "geometry baked once per tile (store: {with_store})");
+        if with_store {
+            assert!(geometry.cached >= plan.tiles.len(), "geometry read back after light transport: {geometry:?}");
+        }
         packs.push((tiles.into_iter().map(|t| t.pack).collect::<Vec<_>>(), shared));
     }
     assert!(packs[0] == packs[1], "the packs do not depend on what was released and read back");

@@ -243,8 +243,8 @@ impl WorldProduct for GrassGroundProduct {
         let err = fail(ctx.plan(), self.name());
         let mut slices = Vec::new();
         for t in level0_tiles(ctx.plan()) {
-            let raw =
-                ctx.tile_output("lighting", t)?.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
+            let lighting = ctx.tile_output("lighting", t)?;
+            let raw = lighting.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
             slices.push(IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))?);
         }
         let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), &slices);

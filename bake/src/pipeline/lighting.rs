@@ -6,6 +6,7 @@
 //! is cached as a whole per (level-0 geometry, lighting settings, seed) and per tile as section bytes.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use kiln_formats::sections::{IrradianceGrid, TerrainMesh, VertexIrradiance};
 use kiln_formats::{FormatError, Section, SectionKind};
@@ -73,7 +74,7 @@ fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
 /// sums from `parts`.
 fn bake_world(
     tiling: &Tiling,
-    level0: &[(TileId, &[u8])],
+    level0: Vec<(TileId, Arc<TileOutput>)>,
     occluders: OccluderMesh,
     water: Option<&WaterMedium>,
     spec: &LightingSpec,
@@ -87,7 +88,8 @@ fn bake_world(
     // The joined mesh lives only while the scene is prepared from it.
     let scene = {
         let (mut positions, mut indices) = (Vec::new(), Vec::new());
-        for &(id, mesh_raw) in level0 {
+        for (id, geometry) in level0 {
+            let mesh_raw = geometry.section(TerrainMesh::KIND).unwrap_or_default();
             let mesh = TerrainMesh::decode(mesh_raw).map_err(|source| LightingStageError::Tile { id, source })?;
             let base = positions.len() as u32;
             first_vertex.insert(id, base);
@@ -191,8 +193,9 @@ impl WorldProduct for TransportProduct {
         let spec = &plan.world.spec;
         let mut meshes = Vec::new();
         for i in level0(ctx) {
-            let mesh = ctx.tile_output("geometry", i)?.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("a level-0 tile has no mesh"))?;
-            meshes.push((plan.tiles[i], mesh));
+            let geometry = ctx.tile_output("geometry", i)?;
+            geometry.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("a level-0 tile has no mesh"))?;
+            meshes.push((plan.tiles[i], geometry));
         }
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
@@ -205,7 +208,7 @@ impl WorldProduct for TransportProduct {
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
         let shared = CachedParts { cache: ctx.cache(), transport: ctx.world_key("transport")?.key().0, version: LIGHTING_VERSION, role: ctx.role() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
-        let world = bake_world(&plan.tiling, &meshes, occluders, water.as_ref(), &spec.lighting, seed, parts)
+        let world = bake_world(&plan.tiling, meshes, occluders, water.as_ref(), &spec.lighting, seed, parts)
             .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.baked.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
@@ -243,7 +246,8 @@ impl TileProduct for LightingProduct {
     }
     fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
         let plan = ctx.plan();
-        let mesh = ctx.output("geometry")?.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("the tile has no mesh"))?;
+        let geometry = ctx.output("geometry")?;
+        let mesh = geometry.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("the tile has no mesh"))?;
         let world = ctx.world::<WorldLighting>("transport")?;
         tile_lighting(&world, &plan.tiling, plan.tiles[tile], mesh).map_err(|source| BakeError::Lighting { world: plan.world_name(), source })
     }

@@ -430,7 +430,8 @@ impl TileProduct for TreeLightingProduct {
         true
     }
     fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
-        let Some(raw) = ctx.output("trees")?.section(TreeInstances::KIND) else {
+        let trees = ctx.output("trees")?;
+        let Some(raw) = trees.section(TreeInstances::KIND) else {
             return Ok(TileOutput { sections: Vec::new(), summary: None });
         };
         let err = fail(ctx.plan(), self.name());
