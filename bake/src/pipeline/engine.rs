@@ -261,11 +261,9 @@ impl<'a> Engine<'a> {
     fn release_unread_after(&self, i: usize) {
         let entries = self.registry.entries();
         let mut needed = vec![false; entries.len()];
-        for e in &entries[i + 1..] {
-            if let Entry::Tile(p) = e {
-                for name in p.world_needs() {
-                    self.mark_needed(name, &mut needed);
-                }
+        for (k, e) in entries.iter().enumerate().skip(i + 1) {
+            if let Entry::Tile(_) = e {
+                self.mark_tile_needs(k, &mut needed);
             }
         }
         for (j, e) in entries.iter().enumerate() {
@@ -277,7 +275,22 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Marks world product `name` and every world product it declares it reads.
+    /// Marks the world products that baking tile product `k` may read: its declared world needs,
+    /// and those of the earlier tile products it reads (a shard may still lack their outputs).
+    fn mark_tile_needs(&self, k: usize, needed: &mut [bool]) {
+        let p = self.tile_product(k);
+        for n in p.world_needs() {
+            self.mark_needed(n, needed);
+        }
+        for n in p.tile_needs() {
+            if let Ok(j) = self.registry.index(n) {
+                self.mark_tile_needs(j, needed);
+            }
+        }
+    }
+
+    /// Marks world product `name` and every world product it declares it reads, itself or through
+    /// the tile outputs it reads.
     fn mark_needed(&self, name: &str, needed: &mut [bool]) {
         let Ok(j) = self.registry.index(name) else { return };
         if std::mem::replace(&mut needed[j], true) {
@@ -286,6 +299,11 @@ impl<'a> Engine<'a> {
         let p = self.world_product(j);
         for n in p.world_needs() {
             self.mark_needed(n, needed);
+        }
+        for (n, _) in p.tile_needs(self) {
+            if let Ok(k) = self.registry.index(n) {
+                self.mark_tile_needs(k, needed);
+            }
         }
         if p.reads_light_inputs() {
             for e in self.registry.entries() {
@@ -448,14 +466,7 @@ impl<'a> Engine<'a> {
                     self.plan.tiles[missing[0]].label()
                 )));
             }
-            for need in p.world_needs() {
-                self.resolve_world(self.registry.index(need)?)?;
-            }
-            // Computing those may have released tile outputs the cache holds (light transport does):
-            // the missing tiles read theirs back.
-            for need in p.tile_needs() {
-                self.resolve_tiles(self.registry.index(need)?, &missing)?;
-            }
+            self.hold_needs(p, &missing)?;
             let bar = self.progress.start(p.report_stage(), missing.len() as u64);
             let computed =
                 if self.role.is_shard() { self.bake_shared_tiles(i, &missing, bar.as_ref())? } else { self.bake_tiles(i, &missing, bar.as_ref())? };
@@ -466,6 +477,28 @@ impl<'a> Engine<'a> {
             self.note(p.report_stage(), format!("{count} {} computed", p.name()));
             Ok(())
         })
+    }
+
+    /// Resolves what tile product `p` reads for `tiles`: its world products, then its tiles' earlier
+    /// outputs. Computing one may release what the cache holds (light transport does, see
+    /// [`Engine::release_stored_values`]), even what was just resolved for `p`; that is read back,
+    /// and transport is computed once, so a second round finds everything held.
+    fn hold_needs(&self, p: &dyn TileProduct, tiles: &[usize]) -> Result<(), BakeError> {
+        for _ in 0..3 {
+            for need in p.world_needs() {
+                self.resolve_world(self.registry.index(need)?)?;
+            }
+            for need in p.tile_needs() {
+                self.resolve_tiles(self.registry.index(need)?, tiles)?;
+            }
+            let world_held = p.world_needs().iter().all(|n| self.registry.index(n).is_ok_and(|j| self.value(j).is_some()));
+            let tiles_held =
+                p.tile_needs().iter().all(|n| self.registry.index(n).is_ok_and(|j| tiles.iter().all(|&t| self.output_of(j, t).is_some())));
+            if world_held && tiles_held {
+                return Ok(());
+            }
+        }
+        Err(self.plan.internal(format_args!("what {} reads was released again and again while it was resolved", p.name())))
     }
 
     /// Computes tile product `i` for `tiles`, storing each output.

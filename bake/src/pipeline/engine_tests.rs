@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{Engine, Plan};
 use crate::pipeline::progress::NoProgress;
-use crate::pipeline::{Registry, StageCache};
+use crate::pipeline::{BakeRole, Registry, StageCache};
 
 /// A world with every kind of world product: trees that occlude light, grass and water.
 const WORLD: &str = r#"
@@ -36,9 +36,13 @@ resolution = 16
 patch_size = 4.0
 "#;
 
+fn world() -> crate::world::World {
+    crate::world::World::from_str(WORLD, Path::new("released.toml"), Path::new(".")).expect("the test world loads")
+}
+
 #[test]
 fn released_values_are_read_back_never_computed_twice() {
-    let world = crate::world::World::from_str(WORLD, Path::new("released.toml"), Path::new(".")).expect("the test world loads");
+    let world = world();
     let plan = Plan::new(&world);
     let registry = Registry::standard();
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
@@ -67,5 +71,38 @@ fn released_values_are_read_back_never_computed_twice() {
         packs.push((tiles.into_iter().map(|t| t.pack).collect::<Vec<_>>(), shared));
     }
     assert!(packs[0] == packs[1], "the packs do not depend on what was released and read back");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shard reads the light of every level-0 tile for the grass ground map and bakes the ones no
+/// other shard has stored: light transport must still be held then (it cannot be read back), and
+/// what transport released must be held again for the grass tiles. One shard after the other, each
+/// computes what it needs at most once, and an assembly gives the packs of one process.
+#[test]
+fn shards_hold_what_their_tiles_read() {
+    let world = world();
+    let plan = Plan::new(&world);
+    let registry = Registry::standard();
+    let all: Vec<usize> = (0..plan.tiles.len()).collect();
+    let dir = std::env::temp_dir().join(format!("kiln-engine-shards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = || StageCache::new(Some(kiln_cache::store::Store::open(&dir).expect("a store")), "released", false);
+    for index in 0..3 {
+        let cache = cache();
+        let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 });
+        let own: Vec<usize> = all.iter().copied().filter(|&t| engine.role().owns(t)).collect();
+        engine.packs(&own).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
+        engine.shared_packs().unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
+        for (name, times) in engine.computed_counts() {
+            assert!(times <= 1, "shard {index}/3 computed {name} {times} times");
+        }
+    }
+    let cache = cache();
+    let assembly = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Assemble);
+    let sharded: Vec<Vec<u8>> = assembly.packs(&all).expect("the shards left a complete cache").into_iter().map(|t| t.pack).collect();
+    let whole_cache = StageCache::new(None, "released", false);
+    let whole = Engine::new(&plan, &registry, &whole_cache, &NoProgress);
+    let one: Vec<Vec<u8>> = whole.packs(&all).expect("bakes").into_iter().map(|t| t.pack).collect();
+    assert!(sharded == one, "three shards give the packs of one process");
     let _ = std::fs::remove_dir_all(&dir);
 }
