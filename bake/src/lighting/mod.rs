@@ -331,13 +331,12 @@ fn bake_prepared_full(
     parts: &dyn PathParts,
 ) -> Result<BakedLighting, LightingError> {
     let PreparedScene { bvh, surface, slot_verts, materials, lit_triangles, occluder_albedo } = prepared;
-    let tri_count = lit_triangles;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
     let (mlo, mhi) = bvh.bounds();
     let mut lo = Vec3A::from(bounds.0).min(Vec3A::from(bounds.1));
     let mut hi = Vec3A::from(bounds.0).max(Vec3A::from(bounds.1));
-    if tri_count > 0 {
+    if lit_triangles > 0 {
         lo = lo.min(mlo.into());
         hi = hi.max(mhi.into());
     }
@@ -358,13 +357,13 @@ fn bake_prepared_full(
     // Mean albedo luminance over the triangles: how much of the sun's and moon's power their
     // photons carry into the estimate after the first landing.
     let reflectance = match &materials {
-        Some(ids) if tri_count > 0 => {
+        Some(ids) if lit_triangles > 0 => {
             let lum = |id: u16| luminance(albedo_table.get(id as usize).copied().unwrap_or(spec.albedo)) as f64;
-            (ids.iter().map(|&id| lum(id)).sum::<f64>() / tri_count as f64) as f32
+            (ids.iter().map(|&id| lum(id)).sum::<f64>() / lit_triangles as f64) as f32
         }
         _ => luminance(spec.albedo),
     };
-    let counts = if tri_count == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
+    let counts = if lit_triangles == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
     let total_power: f64 = sources.iter().map(|s| s.power.iter().fold(0.0f32, |m, &p| m.max(p)) as f64).sum();
     let fixed = Fixed::for_scene(total_power, (hi - lo).max_element());
     let scene = Scene {
@@ -416,7 +415,7 @@ fn bake_prepared_full(
     .into_iter()
     .filter_map(|(d, e)| d.map(|d| (Vec3A::from(d), e)))
     .collect();
-    let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: tri_count, area: surface.total_area };
+    let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: lit_triangles, area: surface.total_area };
     Ok(BakedLighting { bvh, surface, vertex, grid, lookup_radius, celestial, eps, volume, stats, water: water.cloned() })
 }
 

@@ -160,17 +160,16 @@ impl WorldProduct for TreePrototypesProduct {
         let clock = std::time::Instant::now();
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
         let derived = Derived::of(&built.prototypes, &built.textures);
-        let counts = (built.prototypes.prototypes.len(), built.triangles(), built.cpu);
-        let pack = shared_pack(&world.spec.name, inputs_hash, built).map_err(&err)?;
-        let detail = format!(
-            "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s, pack {:.2}s",
-            counts.0,
+        let made = format!(
+            "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s",
+            built.prototypes.prototypes.len(),
             spec.species.len(),
-            counts.1,
-            counts.2 .0,
-            counts.2 .1,
-            clock.elapsed().as_secs_f64()
+            built.triangles(),
+            built.cpu.0,
+            built.cpu.1
         );
+        let pack = shared_pack(&world.spec.name, inputs_hash, built).map_err(&err)?;
+        let detail = format!("{made}, pack {:.2}s", clock.elapsed().as_secs_f64());
         Ok((Box::new(Prototypes::new(pack, Some(derived))), detail))
     }
     fn stored(&self) -> bool {
