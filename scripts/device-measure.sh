@@ -1,9 +1,11 @@
 #!/bin/bash
 # One device call (issues 18 and 20): cross-machine pack hashes of the shipped worlds, the default
-# world's thread-scaling curve, N local shards against one 16-thread process, and two viewer flights.
+# world's thread-scaling curve, N local shards against one 16-thread process, and two viewer flights;
+# or, with the argument `big`, worlds/big.toml baked as 8 shards of 2 threads (each shard's time and
+# peak memory), then assembled.
 # Usage on the device machine, from the repo root, with stripped release binaries in BIN (default
 # .gl/bin: kiln, kiln-view) and the Vulkan loader .debs in .gl/ (see the device tool's README):
-#   bash scripts/device-measure.sh     (results in $OUT: summary.txt, hash-<world>.txt, flight*.json)
+#   bash scripts/device-measure.sh [big]  (results in $OUT: summary.txt, hash-<world>.txt, flight*.json)
 # Compare hash-<world>.txt with the same bake here (find . -type f | sort | xargs sha256sum).
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.gl/bin}
@@ -15,11 +17,30 @@ nproc; lscpu | grep -E "Model name|Flags" | cut -c1-200
 S=$OUT/summary.txt
 bake() { # label args...
   local label=$1; shift
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   "$@" > /tmp/log.$label 2>&1; local rc=$?
-  local t1=$(date +%s.%N)
-  echo "$label rc=$rc wall=$(echo "$t1 - $t0" | bc) $(grep -E '^  total' /tmp/log.$label | sed 's/  */ /g')" | tee -a $S
+  local t1=$(date +%s%N)
+  echo "$label rc=$rc wall=$(( (t1 - t0) / 1000000 ))ms $(grep -E '^  total' /tmp/log.$label | sed 's/  */ /g')" | tee -a $S
 }
+if [ "$1" = big ]; then
+  # The shards by hand rather than `--local-shards 8` (which runs the same commands) so that each
+  # one's report, with its peak memory, is kept.
+  free -g | tee -a $S
+  t0=$(date +%s%N)
+  for k in 0 1 2 3 4 5 6 7; do
+    bake big-shard$k $K bake worlds/big.toml --shard $k/8 --cache /tmp/cbig --jobs 2 &
+  done
+  wait
+  t1=$(date +%s%N)
+  echo "big 8 shards wall=$(( (t1 - t0) / 1000000 ))ms" | tee -a $S
+  bake big-assemble $K bake worlds/big.toml --assemble --cache /tmp/cbig --out /tmp/big
+  echo "big shards+assemble wall=$(( ($(date +%s%N) - t0) / 1000000 ))ms" | tee -a $S
+  du -sh /tmp/cbig /tmp/big | tee -a $S
+  grep -h "peak memory\|error" /tmp/log.big-* | tee -a $S
+  cp /tmp/log.big-shard0 /tmp/log.big-assemble $OUT/ 2>/dev/null
+  (cd /tmp/big/big && find . -type f | sort | xargs sha256sum) > $OUT/hash-big.txt
+  exit 0
+fi
 for w in tiny forest coast ice_caves; do
   bake whole-$w $K bake worlds/$w.toml --out /tmp/w --no-cache
   (cd /tmp/w/$w && find . -type f | sort | xargs sha256sum) > $OUT/hash-$w.txt
