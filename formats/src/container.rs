@@ -86,6 +86,35 @@ impl Codec {
     }
 }
 
+/// Sections of at least this many raw bytes are compressed by zstd's multithreaded mode, on as many
+/// workers as the calling thread's rayon pool has threads, at most [`MAX_ZSTD_WORKERS`]. That mode's frame is the same bytes for
+/// any number of workers (zstd's own guarantee, for streamed input) but not the bytes of the
+/// one-thread mode, so smaller sections (every tile's) keep the one-thread frames they always had.
+/// Either way the payload is one frame that declares its content size, as readers require.
+pub const PARALLEL_SECTION_LEN: usize = 8 << 20;
+
+/// Each zstd worker holds a job's input and output (8 MiB each at the default level): more than this
+/// many would raise a bake's peak memory for little speed on the few large sections of a pack.
+pub const MAX_ZSTD_WORKERS: usize = 8;
+
+/// `raw` as one zstd frame at `level`, declaring its content size.
+fn compress(raw: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    if raw.len() < PARALLEL_SECTION_LEN {
+        return zstd::bulk::compress(raw, level);
+    }
+    let mut encoder = zstd::stream::Encoder::new(Vec::with_capacity(raw.len() / 2), level)?;
+    encoder.multithread(rayon::current_num_threads().clamp(1, MAX_ZSTD_WORKERS) as u32)?;
+    encoder.include_contentsize(true)?;
+    encoder.set_pledged_src_size(Some(raw.len() as u64))?;
+    // Fed in pieces, not as one final block: zstd promises worker-independent output for streamed
+    // input.
+    for piece in raw.chunks(1 << 20) {
+        encoder.write_all(piece)?;
+    }
+    encoder.finish()
+}
+
 /// The default zstd level for bakes: the high levels cost far more time than the little size they
 /// save (see BENCHMARKS.md, "Pack container").
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
@@ -206,8 +235,8 @@ impl ContainerWriter {
         ContainerWriter { writer_version, sections: Vec::new() }
     }
 
-    /// Adds a section of raw bytes, compressing it now with `codec` (on this thread, so the
-    /// output depends only on the inputs). Fails if a section of that kind is already present.
+    /// Adds a section of raw bytes, compressing it now with `codec` (the output depends only on
+    /// the inputs: see [`PARALLEL_SECTION_LEN`]). Fails if a section of that kind is already present.
     pub fn add_raw(&mut self, kind: SectionKind, required: bool, codec: Codec, raw: Vec<u8>) -> Result<(), FormatError> {
         if self.sections.iter().any(|s| s.kind == kind) {
             return Err(FormatError::DuplicateSection { section: kind });
@@ -223,7 +252,7 @@ impl ContainerWriter {
         let (codec, stored) = match codec {
             Codec::Raw => (Codec::Raw, raw),
             Codec::Zstd(level) => {
-                let z = zstd::bulk::compress(&raw, level).map_err(|e| FormatError::Encode { section: kind, reason: e.to_string() })?;
+                let z = compress(&raw, level).map_err(|e| FormatError::Encode { section: kind, reason: e.to_string() })?;
                 // Tiny or incompressible sections are stored as they are rather than grown.
                 if z.len() < raw.len() {
                     (codec, z)

@@ -128,6 +128,41 @@ fn raw_codec_round_trips() {
     assert_eq!(pack.require::<VertexAo>().unwrap().0, vec![9; 100]);
 }
 
+/// A large section (over `PARALLEL_SECTION_LEN`): compressible but not trivially so.
+fn large_section() -> VertexAo {
+    let len = kiln_formats::container::PARALLEL_SECTION_LEN + 3 * (1 << 20) + 17;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut noise = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 56) as u8
+    };
+    VertexAo((0..len).map(|i| if i % 7 == 0 { noise() } else { (i / 4096) as u8 }).collect())
+}
+
+#[test]
+fn large_sections_are_the_same_bytes_for_any_number_of_threads() {
+    let section = large_section();
+    let pack_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut b = PackBuilder::new([0, 1, 0]);
+            b.add(&section).unwrap();
+            b.to_bytes().unwrap()
+        })
+    };
+    let one = pack_with(1);
+    for threads in [2, 3, 8] {
+        assert!(pack_with(threads) == one, "{threads} threads gave other bytes than 1");
+    }
+    let pack = Pack::from_bytes(one).unwrap();
+    let entry = pack.sections()[0];
+    assert_eq!(entry.codec, Codec::Zstd(0).id());
+    assert!(entry.stored_len < entry.raw_len / 2, "{} of {}", entry.stored_len, entry.raw_len);
+    assert!(pack.require::<VertexAo>().unwrap().0 == section.0, "the section decodes to what was added");
+}
+
 #[test]
 fn sections_are_aligned_and_checked_lazily() {
     let bytes = small_pack();

@@ -269,29 +269,29 @@ fn verify_checks_the_shared_pack_and_what_tiles_say_of_it() {
 /// the same bytes on other machines: the forest and the default world baked on the H200 host (Intel,
 /// AVX-512, 16 threads) matched this AMD machine's packs file for file (see BENCHMARKS.md).
 const GROVE_PACKS: &str = "\
-manifest.kpack a425250d9dfcc6ad
-shared/tree-prototypes.kpack e1f5cb38fe08b379
-tiles/L0_0_0.kpack 7184fd3a92f1511c
-tiles/L0_0_1.kpack 3e7bfd6c1f9410f3
-tiles/L0_0_2.kpack 586f6ab152388163
-tiles/L0_0_3.kpack fa0058a258585ad0
-tiles/L0_1_0.kpack 08fa0161cc7d0b03
-tiles/L0_1_1.kpack b4e48027c9ee661c
-tiles/L0_1_2.kpack 7c8217d5aca97aba
-tiles/L0_1_3.kpack 80c4d287b70f7fa6
-tiles/L0_2_0.kpack ee96a21458c001b7
-tiles/L0_2_1.kpack ad06290ebc7d8854
-tiles/L0_2_2.kpack 88cea65be5a9b8c2
-tiles/L0_2_3.kpack ded18d18c4e87d8c
-tiles/L0_3_0.kpack 40fae368efc760ff
-tiles/L0_3_1.kpack a82fef48268ac917
-tiles/L0_3_2.kpack 82fe4d4de840cc48
-tiles/L0_3_3.kpack 237c77a87b272063
-tiles/L1_0_0.kpack 810a65032e75a4ec
-tiles/L1_0_1.kpack 50c58a43ca1127fb
-tiles/L1_1_0.kpack 8d933dabdb1c982a
-tiles/L1_1_1.kpack 245a3d1e264bc80b
-tiles/L2_0_0.kpack c373b3ee5b5b4cda
+manifest.kpack a64945368e662796
+shared/tree-prototypes.kpack 8a77c2ff84833127
+tiles/L0_0_0.kpack ade8ce39acad7df0
+tiles/L0_0_1.kpack 2a6a37cacec54b00
+tiles/L0_0_2.kpack 9522053a19743c18
+tiles/L0_0_3.kpack 8dbbd92604102905
+tiles/L0_1_0.kpack 6add38ceb156d506
+tiles/L0_1_1.kpack 58e1c6a091aa487a
+tiles/L0_1_2.kpack 4e8ca43cf5c402bf
+tiles/L0_1_3.kpack 0dcbc17b0404f560
+tiles/L0_2_0.kpack e5af041e8da8699c
+tiles/L0_2_1.kpack 6f03ca5faf1a92e1
+tiles/L0_2_2.kpack b94b846918141523
+tiles/L0_2_3.kpack 1efb58c5881b9ee4
+tiles/L0_3_0.kpack 38d84f0f1019a1c2
+tiles/L0_3_1.kpack 6e5e27ab76439e99
+tiles/L0_3_2.kpack b835d0d7a25d5d85
+tiles/L0_3_3.kpack 1ab9fad37356f43a
+tiles/L1_0_0.kpack f06a5370e26f3e82
+tiles/L1_0_1.kpack fafc87a9891c66f8
+tiles/L1_1_0.kpack ad0f4dd91e97a20f
+tiles/L1_1_1.kpack 446748656e52be92
+tiles/L2_0_0.kpack 085622f1edf23622
 ";
 
 #[test]

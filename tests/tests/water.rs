@@ -313,30 +313,30 @@ fn verify_refuses_a_tile_whose_waves_are_not_the_listed_pack() {
 /// xxh3 of every pack of the lagoon, by path inside the bake (the waves pack and every tile, which
 /// names it, follow the wave generator: re-pin with it).
 const LAGOON_PACKS: &str = "\
-manifest.kpack 2bcd48c44d3a2dd1
-shared/grass-patches.kpack ceaef4b7cf6fa83c
-shared/water-waves.kpack 680e1c7cbb408819
-tiles/L0_0_0.kpack 5da4f09a93c897fe
-tiles/L0_0_1.kpack b2e6ec9d5000944c
-tiles/L0_0_2.kpack caf81d334b2d5d44
-tiles/L0_0_3.kpack c4707f2a9c0c56e5
-tiles/L0_1_0.kpack c1d3d3b71b60cb54
-tiles/L0_1_1.kpack 336aebc7c874a0f1
-tiles/L0_1_2.kpack 452b6205d04e7110
-tiles/L0_1_3.kpack 05e55bc967d4e553
-tiles/L0_2_0.kpack 7c1c728e0839cf8e
-tiles/L0_2_1.kpack d86d25ec48d26cc4
-tiles/L0_2_2.kpack f6c40c96919c2abc
-tiles/L0_2_3.kpack 70dd0030c9f57253
-tiles/L0_3_0.kpack 7d9cb2cebd5d6607
-tiles/L0_3_1.kpack 3426ccc1272d1dbb
-tiles/L0_3_2.kpack d451d3060537890c
-tiles/L0_3_3.kpack 9b45bb59d5b076a8
-tiles/L1_0_0.kpack c19dbd4b2c86aed3
-tiles/L1_0_1.kpack c9be32fed0703bc5
-tiles/L1_1_0.kpack be7a067f6d0347e0
-tiles/L1_1_1.kpack 2b6ae74cfafa469f
-tiles/L2_0_0.kpack 36ed8a91b04a09cd
+manifest.kpack 8277579089ecbca2
+shared/grass-patches.kpack 11f5b28ffd345667
+shared/water-waves.kpack 482ad11dffe6f83a
+tiles/L0_0_0.kpack df272d1f3407e821
+tiles/L0_0_1.kpack 7c17786174f7b912
+tiles/L0_0_2.kpack d8e58541c8914fc2
+tiles/L0_0_3.kpack 99fc0ee58419e4be
+tiles/L0_1_0.kpack b6157f81534746d7
+tiles/L0_1_1.kpack 8453670b599b4fb0
+tiles/L0_1_2.kpack 40daa67ed8f13da4
+tiles/L0_1_3.kpack 548ff51a3cb0743d
+tiles/L0_2_0.kpack bce11fcc4c40c47d
+tiles/L0_2_1.kpack 5497f37e04aacd00
+tiles/L0_2_2.kpack 8f4cadaaa5308ffa
+tiles/L0_2_3.kpack dbd56c03da32ed41
+tiles/L0_3_0.kpack 16e909264a5f2d2c
+tiles/L0_3_1.kpack 5221bead93575817
+tiles/L0_3_2.kpack 6c8a9226176d65c6
+tiles/L0_3_3.kpack 9136fe2eb9098fee
+tiles/L1_0_0.kpack 240db2bc4a09fc51
+tiles/L1_0_1.kpack 044fffcb710c06ec
+tiles/L1_1_0.kpack dca685b09a3c3533
+tiles/L1_1_1.kpack 572e94e2feba3cf7
+tiles/L2_0_0.kpack 4e6d8a020d080153
 ";
 
 #[test]
