@@ -90,6 +90,8 @@ pub struct LightSums {
 }
 
 const SUMS_MAGIC: &[u8; 8] = b"KILNLS01";
+/// Bytes before the sums in [`LightSums::to_bytes`]: magic, vertex count, cell count, flights.
+pub const SUMS_HEADER_LEN: usize = 32;
 
 impl LightSums {
     /// Zero sums over `vertices` welded vertices and the volume of `volume`.
@@ -117,14 +119,25 @@ impl LightSums {
         self.power.par_iter().map(|p| p.map(|u| fixed.surface_value(u))).collect()
     }
 
-    /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let cells = self.volume.cells();
-        let mut out = Vec::with_capacity(32 + 48 * self.power.len() + 2 * cells * BINS * 24);
+    /// How many sums [`LightSums::to_bytes`] writes after its header ([`SUMS_HEADER_LEN`] bytes).
+    pub fn word_count(&self) -> usize {
+        6 * self.power.len() + 2 * self.volume.cells() * BINS * 3
+    }
+
+    /// The header [`LightSums::to_bytes`] gives sums of this shape with `flights` flights.
+    pub fn bytes_header(&self, flights: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(SUMS_HEADER_LEN);
         out.extend_from_slice(SUMS_MAGIC);
         out.extend_from_slice(&(self.power.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(cells as u64).to_le_bytes());
-        out.extend_from_slice(&self.flights.to_le_bytes());
+        out.extend_from_slice(&(self.volume.cells() as u64).to_le_bytes());
+        out.extend_from_slice(&flights.to_le_bytes());
+        out
+    }
+
+    /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(SUMS_HEADER_LEN + 8 * self.word_count());
+        out.extend_from_slice(&self.bytes_header(self.flights));
         for v in self.power.iter().flatten().chain(self.volume.values()) {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -145,11 +158,11 @@ impl LightSums {
         if vertices != self.power.len() as u64 || stored_cells != cells as u64 {
             return Err(format!("sums of {vertices} vertices and {stored_cells} cells, expected {} and {cells}", self.power.len()));
         }
-        let expected = 32 + 8 * (6 * self.power.len() + 2 * cells * BINS * 3);
+        let expected = SUMS_HEADER_LEN + 8 * self.word_count();
         if bytes.len() != expected {
             return Err(format!("{} bytes, expected {expected}", bytes.len()));
         }
-        let mut values = bytes[32..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        let mut values = bytes[SUMS_HEADER_LEN..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
         for p in self.power.iter_mut().flatten() {
             *p = values.next().expect("length checked");
         }

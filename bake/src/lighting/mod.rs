@@ -71,7 +71,7 @@ mod tests;
 #[cfg(test)]
 mod water_tests;
 
-pub use fixed::LightSums;
+pub use fixed::{LightSums, SUMS_HEADER_LEN};
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};

@@ -1,20 +1,24 @@
-//! Light transport shared by the shards of a bake: each phase's paths split into one part per
-//! shard, each part's sums stored (compressed) in the stage cache, and every shard adding up all
-//! the parts. The sums are exact (`lighting::LightSums`), so the total is the same bytes as one
+//! Light transport shared by the shards of a bake. Each phase's paths are split into one part per
+//! shard; each part's sums are stored in the stage cache as N slices (ranges of the sums), shard `j`
+//! adds up slice `j` of every part and stores that total, and every shard reads the N totals: a
+//! reduce-scatter, then an all-gather. A shard so reads about two parts' worth of sums per phase
+//! whatever N is, where reading every other part whole grows with N (BENCHMARKS.md, "What a shard
+//! repeats"). The sums are exact (`lighting::LightSums`), so the total is the same bytes as one
 //! process tracing every path.
 //!
-//! A shard traces its own part first, then any part nobody holds (a shard that has not started,
-//! or died before storing its part), then waits for the parts others are tracing and reads them;
-//! a part whose holder died without storing it is traced after all.
+//! A shard traces its own part first. A part or a slice total that is missing when needed is
+//! claimed: if another process holds the claim, the shard waits for it and reads what it stored; if
+//! its holder died without storing it, the shard computes it (tracing the part) itself.
 
 use kiln_cache::store::Claim;
+use rayon::prelude::*;
 
 use super::failpoint;
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs, TryClaim};
-use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork};
+use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, SUMS_HEADER_LEN};
 
-/// zstd level of stored parts: sums of nearby vertices share their high bytes, and level 3
+/// zstd level of stored slices: sums of nearby vertices share their high bytes, and level 3
 /// keeps compression a small fraction of tracing.
 const PART_COMPRESSION: i32 = 3;
 
@@ -27,6 +31,45 @@ pub(super) struct CachedParts<'a> {
     pub(super) role: BakeRole,
 }
 
+/// One slice of sums: the flights of the paths it sums (whole parts' flights), and the sums from
+/// word `words.start` of [`LightSums::to_bytes`]' sums on, as little-endian bytes.
+struct Slice {
+    flights: u64,
+    sums: Vec<u8>,
+}
+
+impl Slice {
+    fn to_bytes(&self) -> Result<Vec<u8>, LightingError> {
+        let mut raw = Vec::with_capacity(8 + self.sums.len());
+        raw.extend_from_slice(&self.flights.to_le_bytes());
+        raw.extend_from_slice(&self.sums);
+        zstd::bulk::compress(&raw, PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))
+    }
+
+    fn from_bytes(bytes: &[u8], words: usize) -> Result<Slice, String> {
+        let raw = zstd::bulk::decompress(bytes, 8 + 8 * words).map_err(|e| format!("decompressing: {e}"))?;
+        if raw.len() != 8 + 8 * words {
+            return Err(format!("{} bytes, expected {}", raw.len(), 8 + 8 * words));
+        }
+        Ok(Slice { flights: u64::from_le_bytes(raw[..8].try_into().expect("8 bytes")), sums: raw[8..].to_vec() })
+    }
+
+    /// Adds `other` (a slice of the same range) to this one, word by word.
+    fn add(&mut self, other: &Slice) {
+        self.flights += other.flights;
+        self.sums.par_chunks_exact_mut(8).zip(other.sums.par_chunks_exact(8)).for_each(|(a, b)| {
+            let sum = i64::from_le_bytes(a.try_into().expect("8 bytes")).wrapping_add(i64::from_le_bytes(b.try_into().expect("8 bytes")));
+            a.copy_from_slice(&sum.to_le_bytes());
+        });
+    }
+}
+
+/// Word range of slice `j` of `n` over `words` sums.
+fn slice_range(words: usize, j: u32, n: u32) -> std::ops::Range<usize> {
+    let at = |j: u32| (words as u128 * j as u128 / n as u128) as usize;
+    at(j)..at(j + 1)
+}
+
 impl CachedParts<'_> {
     fn split(&self) -> (u32, u32) {
         match self.role {
@@ -35,65 +78,149 @@ impl CachedParts<'_> {
         }
     }
 
-    fn key(&self, work: &PhaseWork, k: u32, n: u32) -> StageInputs {
-        StageInputs::new("transport part", self.version)
-            .with("transport", self.transport)
-            .with("phase", work.phase as u128)
-            .with("part", k as u128)
-            .with("parts", n as u128)
+    fn phase_key(&self, stage: &'static str, work: &PhaseWork, n: u32) -> StageInputs {
+        StageInputs::new(stage, self.version).with("transport", self.transport).with("phase", work.phase as u128).with("parts", n as u128)
     }
 
-    /// Adds part `k`'s stored sums to `into`; false when it is not (soundly) stored.
-    fn read(&self, work: &PhaseWork, k: u32, n: u32, into: &mut LightSums) -> bool {
-        let label = format!("{} part {k}/{n}", work.phase.name());
-        let part = self.cache.lookup(&label, &self.key(work, k, n), |bytes| {
-            let raw = zstd::decode_all(&bytes[..]).map_err(|e| format!("decompressing: {e}"))?;
-            let mut sums = work.zeroed();
-            sums.read_bytes(&raw)?;
-            Ok(sums)
-        });
-        part.map(|p| into.merge(&p)).is_some()
+    /// Part `k`'s key (its claim) and the key of its slice `j`.
+    fn part_key(&self, work: &PhaseWork, k: u32, n: u32) -> StageInputs {
+        self.phase_key("transport part", work, n).with("part", k as u128)
+    }
+    fn slice_key(&self, work: &PhaseWork, k: u32, j: u32, n: u32) -> StageInputs {
+        self.part_key(work, k, n).with("slice", j as u128)
+    }
+    /// The key of slice `j`'s total over every part.
+    fn total_key(&self, work: &PhaseWork, j: u32, n: u32) -> StageInputs {
+        self.phase_key("transport sum", work, n).with("slice", j as u128)
     }
 
-    /// Traces part `k`, stores it and adds it to `into` (under `claim`, released afterwards).
-    fn trace(&self, work: &PhaseWork, k: u32, n: u32, into: &mut LightSums, claim: Option<Claim>) -> Result<(), LightingError> {
+    fn read(&self, label: String, key: &StageInputs, words: usize) -> Option<Slice> {
+        self.cache.lookup(&label, key, |bytes| Slice::from_bytes(&bytes, words))
+    }
+
+    /// Traces part `k` and stores its slices (the last one last, so that a stored last slice means
+    /// a whole part); returns slice `want`.
+    fn trace(&self, work: &PhaseWork, k: u32, n: u32, words: usize, want: u32) -> Result<Slice, LightingError> {
         let mut part = work.zeroed();
         work.trace(k, n, &mut part);
-        let bytes = zstd::encode_all(&part.to_bytes()[..], PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))?;
-        self.cache.computed(&format!("{} part {k}/{n}", work.phase.name()), &self.key(work, k, n), &bytes);
-        drop(claim);
+        let bytes = part.to_bytes();
+        drop(part);
+        let flights = u64::from_le_bytes(bytes[24..32].try_into().expect("header"));
+        let sums = &bytes[SUMS_HEADER_LEN..];
+        let slices: Vec<Slice> =
+            (0..n).map(|j| slice_range(words, j, n)).map(|r| Slice { flights, sums: sums[8 * r.start..8 * r.end].to_vec() }).collect();
+        drop(bytes);
+        let stored: Vec<Vec<u8>> = slices.par_iter().map(Slice::to_bytes).collect::<Result<_, _>>()?;
+        for (j, s) in stored.iter().enumerate() {
+            self.cache.computed(&format!("{} part {k}/{n} slice {j}", work.phase.name()), &self.slice_key(work, k, j as u32, n), s);
+        }
         if let Some(point) = self.role.failpoint("transport-part") {
             failpoint::hit(&point);
         }
-        into.merge(&part);
+        Ok(slices.into_iter().nth(want as usize).expect("want < n"))
+    }
+
+    /// Traces part `k` unless it is stored or another process is tracing it.
+    fn trace_unless_held(&self, work: &PhaseWork, k: u32, n: u32, words: usize) -> Result<(), LightingError> {
+        if self.cache.contains(&self.slice_key(work, k, n - 1, n)) {
+            return Ok(());
+        }
+        if let TryClaim::Taken(claim) = self.cache.try_claim(&self.part_key(work, k, n)) {
+            if !self.cache.contains(&self.slice_key(work, k, n - 1, n)) {
+                self.trace(work, k, n, words, 0)?;
+            }
+            drop(claim);
+        }
         Ok(())
+    }
+
+    /// Slice `j` of part `k`: read, else waited for while another process traces the part, else
+    /// traced here.
+    fn part_slice(&self, work: &PhaseWork, k: u32, j: u32, n: u32, words: usize) -> Result<Slice, LightingError> {
+        let len = slice_range(words, j, n).len();
+        let label = || format!("{} part {k}/{n} slice {j}", work.phase.name());
+        if let Some(s) = self.read(label(), &self.slice_key(work, k, j, n), len) {
+            return Ok(s);
+        }
+        let claim: Option<Claim> = self.cache.claim(&self.part_key(work, k, n));
+        if let Some(s) = self.read(label(), &self.slice_key(work, k, j, n), len) {
+            return Ok(s);
+        }
+        let s = self.trace(work, k, n, words, j)?;
+        drop(claim);
+        Ok(s)
+    }
+
+    /// Slice `j`'s total over every part: read, else waited for while another process adds it up,
+    /// else added up here (and stored).
+    fn total(&self, work: &PhaseWork, j: u32, n: u32, words: usize) -> Result<Slice, LightingError> {
+        let len = slice_range(words, j, n).len();
+        let label = || format!("{} total {j}/{n}", work.phase.name());
+        let key = self.total_key(work, j, n);
+        if let Some(s) = self.read(label(), &key, len) {
+            return Ok(s);
+        }
+        let claim = self.cache.claim(&key);
+        if let Some(s) = self.read(label(), &key, len) {
+            return Ok(s);
+        }
+        let mut total = Slice { flights: 0, sums: vec![0; 8 * len] };
+        for k in self.role.rotate(&(0..n).collect::<Vec<_>>()) {
+            total.add(&self.part_slice(work, k, j, n, words)?);
+        }
+        self.cache.computed(&label(), &key, &total.to_bytes()?);
+        drop(claim);
+        Ok(total)
     }
 }
 
 impl PathParts for CachedParts<'_> {
     fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
         let (index, n) = self.split();
-        let mut held = Vec::new();
-        for k in (0..n).map(|j| (index + j) % n) {
-            if self.read(work, k, n, into) {
-                continue;
-            }
-            match self.cache.try_claim(&self.key(work, k, n)) {
-                TryClaim::Taken(claim) => {
-                    // Another shard may have stored it between the lookup and the claim.
-                    if !self.read(work, k, n, into) {
-                        self.trace(work, k, n, into, claim)?;
-                    }
-                }
-                TryClaim::Busy => held.push(k),
-            }
+        let words = into.word_count();
+        self.trace_unless_held(work, index, n, words)?;
+        // This shard's own slice total first, while the others add up theirs.
+        let mut totals: Vec<Option<Slice>> = (0..n).map(|_| None).collect();
+        for j in self.role.rotate(&(0..n).collect::<Vec<_>>()) {
+            totals[j as usize] = Some(self.total(work, j, n, words)?);
         }
-        for k in held {
-            let claim = self.cache.claim(&self.key(work, k, n));
-            if !self.read(work, k, n, into) {
-                self.trace(work, k, n, into, claim)?;
-            }
+        let totals: Vec<Slice> = totals.into_iter().map(|t| t.expect("every slice")).collect();
+        let mut bytes = into.bytes_header(totals[0].flights);
+        bytes.reserve(8 * words);
+        for t in totals {
+            bytes.extend_from_slice(&t.sums);
         }
+        let mut phase = work.zeroed();
+        phase.read_bytes(&bytes).map_err(|e| LightingError::Parts(format!("adding up the slices: {e}")))?;
+        drop(bytes);
+        into.merge(&phase);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_every_sum_once_in_order() {
+        for (words, n) in [(0usize, 1u32), (7, 3), (10, 10), (3, 7), (1_234_567, 16)] {
+            let ranges: Vec<_> = (0..n).map(|j| slice_range(words, j, n)).collect();
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges.last().unwrap().end, words);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start), "{words} over {n}: {ranges:?}");
+        }
+    }
+
+    #[test]
+    fn slices_add_up_word_by_word_and_round_trip() {
+        let words = |v: &[i64]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let mut a = Slice { flights: 3, sums: words(&[1, -2, i64::MAX]) };
+        a.add(&Slice { flights: 4, sums: words(&[10, 5, 1]) });
+        assert_eq!(a.flights, 7);
+        assert_eq!(a.sums, words(&[11, 3, i64::MIN]), "wrapping, as the fixed-point sums are");
+        let back = Slice::from_bytes(&a.to_bytes().unwrap(), 3).unwrap();
+        assert_eq!((back.flights, back.sums), (7, a.sums.clone()));
+        assert!(Slice::from_bytes(&a.to_bytes().unwrap(), 4).is_err(), "a slice of another length is refused");
     }
 }
