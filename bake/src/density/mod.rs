@@ -245,6 +245,15 @@ impl DensityField {
         self.combine(n, z as f32 * self.vs, h)
     }
 
+    /// The samples of plane `z` (`nx · ny`, row by row): the volume's `z`-th slab, the piece that
+    /// shards split the raw density by.
+    pub fn slab(&self, z: usize) -> Vec<f32> {
+        let [nx, ny, _] = self.dims;
+        let mut data = vec![0f32; nx * ny];
+        data.par_chunks_mut(nx.max(1)).with_min_len(8).enumerate().for_each(|(y, row)| self.fill_row(y, z, row));
+        data
+    }
+
     /// The whole raw volume, rows in parallel.
     pub fn volume(&self) -> DensityVolume {
         let [nx, ny, nz] = self.dims;

@@ -59,9 +59,29 @@ impl WorldProduct for DensityProduct {
         let raw_inputs = StageInputs::new("raw density", DENSITY_VERSION).with("noise and floor", raw_density_hash(world));
         let raw = match ctx.cache().lookup("volume", &raw_inputs, |b| Self::parse(ctx, &b)) {
             Some(v) => v,
-            None => {
+            None if !ctx.role().is_shard() => {
                 let v = field.volume();
                 ctx.cache().computed("volume", &raw_inputs, bytemuck::cast_slice(&v.data));
+                v
+            }
+            None => {
+                // Shards split the noise by z planes, and each finishes the volume from them.
+                let dims = world.dims();
+                let plane = dims[0] * dims[1];
+                let slabs = ctx.shared_items(
+                    "density plane",
+                    &raw_inputs,
+                    dims[2],
+                    |z| Ok(field.slab(z)),
+                    |slab| Ok(bytemuck::cast_slice(slab).to_vec()),
+                    |b| hit_check::volume(&b, 4 * plane),
+                )?;
+                let mut data = Vec::with_capacity(plane * dims[2]);
+                slabs.into_iter().for_each(|s| data.extend_from_slice(&s));
+                let v = DensityVolume { dims, data };
+                if !ctx.cache().contains(&raw_inputs) {
+                    ctx.cache().computed("volume", &raw_inputs, bytemuck::cast_slice(&v.data));
+                }
                 v
             }
         };
@@ -70,6 +90,11 @@ impl WorldProduct for DensityProduct {
         Ok((Box::new(Self::volume(ctx, density)?), format!("{voxels} voxels: noise, floor, brushes, floaters")))
     }
     fn stored(&self) -> bool {
+        true
+    }
+    /// The noise planes are split among shards; each shard then applies brushes and the
+    /// clean-ups (a small part of the work) to the whole volume itself.
+    fn splits_its_work(&self) -> bool {
         true
     }
     fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
