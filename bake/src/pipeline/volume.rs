@@ -74,7 +74,7 @@ impl WorldProduct for DensityProduct {
                     dims[2],
                     |z| Ok(field.slab(z)),
                     |slab| Ok(bytemuck::cast_slice(slab).to_vec()),
-                    |b| hit_check::volume(&b, 4 * plane),
+                    |b| hit_check::volume(b, 4 * plane),
                 )?;
                 let mut data = Vec::with_capacity(plane * dims[2]);
                 slabs.into_iter().for_each(|s| data.extend_from_slice(&s));
