@@ -22,6 +22,9 @@ use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, SUMS_HEADE
 /// keeps compression a small fraction of tracing.
 const PART_COMPRESSION: i32 = 3;
 
+/// Version of a stored slice's layout ([`encode_slice`]), in its cache key.
+const SLICE_LAYOUT: u128 = 2;
+
 /// The parts of light transport in the stage cache, seen from shard `index` of `count`.
 pub(super) struct CachedParts<'a> {
     pub(super) cache: &'a StageCache,
@@ -31,27 +34,34 @@ pub(super) struct CachedParts<'a> {
     pub(super) role: BakeRole,
 }
 
-/// One slice of sums: the flights of the paths it sums (whole parts' flights), and the sums from
-/// word `words.start` of [`LightSums::to_bytes`]' sums on, as little-endian bytes.
+/// One slice of sums: the flights of the paths it sums (whole parts' flights), and one range of
+/// [`LightSums::to_bytes`]' sums (see [`slice_range`]), as little-endian bytes.
 struct Slice {
     flights: u64,
     sums: Vec<u8>,
 }
 
+/// A stored slice: its flights (8 bytes, little-endian), then its sums as one zstd frame.
+fn encode_slice(flights: u64, sums: &[u8]) -> Result<Vec<u8>, LightingError> {
+    let frame = zstd::bulk::compress(sums, PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))?;
+    let mut out = Vec::with_capacity(8 + frame.len());
+    out.extend_from_slice(&flights.to_le_bytes());
+    out.extend_from_slice(&frame);
+    Ok(out)
+}
+
 impl Slice {
     fn to_bytes(&self) -> Result<Vec<u8>, LightingError> {
-        let mut raw = Vec::with_capacity(8 + self.sums.len());
-        raw.extend_from_slice(&self.flights.to_le_bytes());
-        raw.extend_from_slice(&self.sums);
-        zstd::bulk::compress(&raw, PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))
+        encode_slice(self.flights, &self.sums)
     }
 
     fn from_bytes(bytes: &[u8], words: usize) -> Result<Slice, String> {
-        let raw = zstd::bulk::decompress(bytes, 8 + 8 * words).map_err(|e| format!("decompressing: {e}"))?;
-        if raw.len() != 8 + 8 * words {
-            return Err(format!("{} bytes, expected {}", raw.len(), 8 + 8 * words));
+        let (flights, frame) = bytes.split_at_checked(8).ok_or("truncated")?;
+        let sums = zstd::bulk::decompress(frame, 8 * words).map_err(|e| format!("decompressing: {e}"))?;
+        if sums.len() != 8 * words {
+            return Err(format!("{} bytes of sums, expected {}", sums.len(), 8 * words));
         }
-        Ok(Slice { flights: u64::from_le_bytes(raw[..8].try_into().expect("8 bytes")), sums: raw[8..].to_vec() })
+        Ok(Slice { flights: u64::from_le_bytes(flights.try_into().expect("8 bytes")), sums })
     }
 
     /// Adds `other` (a slice of the same range) to this one, word by word.
@@ -79,7 +89,11 @@ impl CachedParts<'_> {
     }
 
     fn phase_key(&self, stage: &'static str, work: &PhaseWork, n: u32) -> StageInputs {
-        StageInputs::new(stage, self.version).with("transport", self.transport).with("phase", work.phase as u128).with("parts", n as u128)
+        StageInputs::new(stage, self.version)
+            .with("slice layout", SLICE_LAYOUT)
+            .with("transport", self.transport)
+            .with("phase", work.phase as u128)
+            .with("parts", n as u128)
     }
 
     /// Part `k`'s key (its claim) and the key of its slice `j`.
@@ -107,17 +121,18 @@ impl CachedParts<'_> {
         drop(part);
         let flights = u64::from_le_bytes(bytes[24..32].try_into().expect("header"));
         let sums = &bytes[SUMS_HEADER_LEN..];
-        let slices: Vec<Slice> =
-            (0..n).map(|j| slice_range(words, j, n)).map(|r| Slice { flights, sums: sums[8 * r.start..8 * r.end].to_vec() }).collect();
-        drop(bytes);
-        let stored: Vec<Vec<u8>> = slices.par_iter().map(Slice::to_bytes).collect::<Result<_, _>>()?;
+        let of = |j: u32| {
+            let r = slice_range(words, j, n);
+            &sums[8 * r.start..8 * r.end]
+        };
+        let stored: Vec<Vec<u8>> = (0..n).into_par_iter().map(|j| encode_slice(flights, of(j))).collect::<Result<_, _>>()?;
         for (j, s) in stored.iter().enumerate() {
             self.cache.computed(&format!("{} part {k}/{n} slice {j}", work.phase.name()), &self.slice_key(work, k, j as u32, n), s);
         }
         if let Some(point) = self.role.failpoint("transport-part") {
             failpoint::hit(&point);
         }
-        Ok(slices.into_iter().nth(want as usize).expect("want < n"))
+        Ok(Slice { flights, sums: of(want).to_vec() })
     }
 
     /// Traces part `k` unless it is stored or another process is tracing it.
