@@ -87,10 +87,11 @@ impl Codec {
 }
 
 /// Sections of at least this many raw bytes are compressed by zstd's multithreaded mode, on as many
-/// workers as the calling thread's rayon pool has threads, at most [`MAX_ZSTD_WORKERS`]. That mode's frame is the same bytes for
-/// any number of workers (zstd's own guarantee, for streamed input) but not the bytes of the
-/// one-thread mode, so smaller sections (every tile's) keep the one-thread frames they always had.
-/// Either way the payload is one frame that declares its content size, as readers require.
+/// workers as the calling thread's rayon pool has threads, at most [`MAX_ZSTD_WORKERS`]. That
+/// mode's frame is the same bytes for any number of workers (zstd's own guarantee, for streamed
+/// input) but not the bytes of the one-thread mode, so smaller sections (every tile's) keep the
+/// one-thread frames they always had. Either way the payload is one frame that declares its
+/// content size, as readers require.
 pub const PARALLEL_SECTION_LEN: usize = 8 << 20;
 
 /// Each zstd worker holds a job's input and output (8 MiB each at the default level): more than this
