@@ -12,10 +12,15 @@
 //! children's boxes in structure-of-arrays form (four cache lines), tested as two 4-lane halves.
 //! Eight-wide nodes beat four-wide ones on incoherent rays: fewer levels, so fewer dependent
 //! fetches of nodes not in cache.
-//! A leaf holds one or two blocks of four triangles, also in structure-of-arrays form, and a ray
-//! meets a block's four triangles in one 4-lane test; the SAH counts a leaf's cost in blocks,
-//! so leaves fill their blocks; that traces faster than one triangle at a time with leaves of
-//! about two.
+//! A leaf holds one or two blocks of four triangles, and a ray meets a block's four triangles in
+//! one 4-lane test; the SAH counts a leaf's cost in blocks, so leaves fill their blocks; that
+//! traces faster than one triangle at a time with leaves of about two. A block names its
+//! triangles' corners by index (64 bytes, one cache line) in the tree's own vertex array, numbered
+//! in the order the leaves first use them, so a leaf's corners lie together; a walk gathers
+//! them into structure-of-arrays lanes. Corners copied into the blocks (160 bytes a block) traced
+//! a few per cent faster and took about 2.5 times the memory, where a bake's memory peaks
+//! (BENCHMARKS.md, "Memory of a whole bake"). Streamed walks visit a leaf in two steps: the first
+//! reads its corner indices and starts loading the corners, the second tests them.
 //!
 //! Walks (`walk.rs`) go nearest child first for closest hits and in node order for any hit, and
 //! start loading the children they put aside. On a mesh far larger than the caches a walk waits on
@@ -62,6 +67,9 @@ pub enum BuildError {
         /// How many vertices there are.
         vertices: usize,
     },
+    /// More vertices than a corner index can name.
+    #[error("{0} vertices exceed the 2^32 limit")]
+    TooManyVertices(usize),
     /// The cluster sizes given to [`Bvh::build_clustered`] do not add up to the triangle count.
     #[error("clusters hold {clustered} triangles of {triangles}")]
     Clusters {
@@ -166,6 +174,9 @@ pub struct Bvh {
     nodes: Vec<Node>,
     /// Leaf triangles, four to a block; a leaf starts a new block.
     blocks: Vec<TriBlock>,
+    /// Every mesh's vertex positions, one after another: what the blocks' corner indices name.
+    /// (The fourth lane is unused: whole 16-byte loads make a block's four corners four moves.)
+    positions: Vec<Vec4>,
     tri_count: usize,
     root: u32,
     lo: [f32; 3],
@@ -231,7 +242,8 @@ impl Bvh {
     /// The corner positions of the triangle in leaf slot `slot`, in input winding order.
     #[inline]
     pub(crate) fn slot_vertices(&self, slot: usize) -> [[f32; 3]; 3] {
-        self.blocks[slot / BLOCK].corners(slot % BLOCK)
+        let corner = &self.blocks[slot / BLOCK].corner;
+        std::array::from_fn(|c| self.positions[corner[c][slot % BLOCK] as usize].truncate().to_array())
     }
 
     /// Input triangle index of every leaf slot, in slot order (`None` for unused lanes).

@@ -19,34 +19,78 @@ pub(crate) struct Tri {
 /// Triangles tested together: the width of a [`TriBlock`].
 pub(crate) const BLOCK: usize = 4;
 
-/// Four triangles in structure-of-arrays form, `v[corner][axis]` with one lane per triangle, so
-/// one ray is tested against all four with 4-lane arithmetic. Lanes past a leaf's triangle count
-/// are never reported (see [`RayPre::intersect4`]'s `lanes`).
+/// Four triangles of a leaf as indices of their corners in the tree's vertex array, one lane per
+/// triangle: 64 bytes, one cache line, where the corners themselves would take 160. Triangles of
+/// a terrain share their corners about six times over, so indexing a shared array stores about
+/// 2.5 times less than copying corners into blocks (ARCHITECTURE.md, "Memory"). Lanes past a
+/// leaf's triangle count repeat the first lane's corners and are never reported (see
+/// [`RayPre::intersect4`]'s `lanes`).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(16))]
+#[repr(C, align(64))]
 pub(crate) struct TriBlock {
-    pub(crate) v: [[Vec4; 3]; 3],
-    /// Input triangle index per lane (`u32::MAX` in unused lanes), next to the corners the test
-    /// has just read rather than in a table of its own.
+    /// `corner[c][l]`: the vertex index of corner `c` of the triangle in lane `l`.
+    pub(crate) corner: [[u32; BLOCK]; 3],
+    /// Input triangle index per lane (`u32::MAX` in unused lanes), in the same cache line as the
+    /// corner indices the test has just read rather than in a table of its own.
     pub(crate) ids: [u32; BLOCK],
 }
 
 impl TriBlock {
-    /// A block of the given `(corners, input index)` triangles (at most [`BLOCK`]); unused lanes
-    /// repeat the first one's corners.
-    pub(crate) fn new(tris: &[([[f32; 3]; 3], u32)]) -> TriBlock {
+    /// A block of the given `(corner vertex indices, input index)` triangles (at most [`BLOCK`]).
+    pub(crate) fn new(tris: &[([u32; 3], u32)]) -> TriBlock {
         debug_assert!((1..=BLOCK).contains(&tris.len()));
         let lane = |l: usize| &tris[l.min(tris.len() - 1)].0;
         TriBlock {
-            v: std::array::from_fn(|c| std::array::from_fn(|a| Vec4::from_array(std::array::from_fn(|l| lane(l)[c][a])))),
+            corner: std::array::from_fn(|c| std::array::from_fn(|l| lane(l)[c])),
             ids: std::array::from_fn(|l| tris.get(l).map_or(u32::MAX, |t| t.1)),
         }
     }
 
-    /// The corners of the triangle in `lane`.
-    pub(crate) fn corners(&self, lane: usize) -> [[f32; 3]; 3] {
-        std::array::from_fn(|c| std::array::from_fn(|a| self.v[c][a][lane]))
+    /// The block's corners read from `positions`, lane by lane, for [`RayPre::intersect4`].
+    #[inline(always)]
+    pub(crate) fn lanes(&self, positions: &[Vec4]) -> Lanes {
+        let row = |c: usize, l: usize| positions[self.corner[c][l] as usize];
+        Lanes { v: std::array::from_fn(|c| transpose([row(c, 0), row(c, 1), row(c, 2), row(c, 3)])) }
     }
+
+    /// Starts loading the corners of the block's triangles.
+    #[inline(always)]
+    pub(crate) fn prefetch_corners(&self, positions: &[Vec4]) {
+        for &i in self.corner.as_flattened() {
+            if let Some(p) = positions.get(i as usize) {
+                crate::mem::prefetch_all(std::slice::from_ref(p));
+            }
+        }
+    }
+}
+
+/// Four points' (x, y, z, _) as the four x, the four y and the four z (exact: moves only).
+#[inline(always)]
+fn transpose(rows: [Vec4; 4]) -> [Vec4; 3] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128, _mm_movehl_ps, _mm_movelh_ps, _mm_unpackhi_ps, _mm_unpacklo_ps};
+        let [a, b, c, d]: [__m128; 4] = rows.map(Into::into);
+        // SAFETY: SSE is part of x86-64's baseline; these are register moves.
+        unsafe {
+            let ab_lo = _mm_unpacklo_ps(a, b); // a.x b.x a.y b.y
+            let cd_lo = _mm_unpacklo_ps(c, d); // c.x d.x c.y d.y
+            let ab_hi = _mm_unpackhi_ps(a, b); // a.z b.z ..
+            let cd_hi = _mm_unpackhi_ps(c, d); // c.z d.z ..
+            [_mm_movelh_ps(ab_lo, cd_lo).into(), _mm_movehl_ps(cd_lo, ab_lo).into(), _mm_movelh_ps(ab_hi, cd_hi).into()]
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::array::from_fn(|a| Vec4::new(rows[0][a], rows[1][a], rows[2][a], rows[3][a]))
+    }
+}
+
+/// Four triangles' corners in structure-of-arrays form, `v[corner][axis]` with one lane per
+/// triangle, so one ray is tested against all four with 4-lane arithmetic.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lanes {
+    pub(crate) v: [[Vec4; 3]; 3],
 }
 
 /// What [`RayPre::intersect4`] found: the lanes hit within the range, and per lane the hit
@@ -159,7 +203,7 @@ impl RayPre {
     /// [`RayPre::intersect`] on the lanes of `block` set in `lanes`, four at a time: the same
     /// arithmetic in the same order, so each lane's answer is bit-identical to the scalar test's.
     #[inline]
-    pub(crate) fn intersect4(&self, block: &TriBlock, lanes: u32, tmin: f32, tmax: f32) -> BlockHits {
+    pub(crate) fn intersect4(&self, block: &Lanes, lanes: u32, tmin: f32, tmax: f32) -> BlockHits {
         let [kx, ky, kz] = self.k.map(|k| k.min(2));
         let [sx, sy, sz] = self.s.map(Vec4::splat);
         let org = self.org.map(Vec4::splat);
@@ -244,7 +288,9 @@ mod tests {
             let ray = Ray { origin: Vec3A::from(target) - dir * 2.0, dir, tmin: 0.0, tmax: if i % 3 == 0 { 1.9 } else { 4.0 } };
             let pre = RayPre::new(&ray);
             for (b, chunk) in tris.chunks(BLOCK).enumerate() {
-                let block = TriBlock::new(&chunk.iter().map(|v| (*v, 9)).collect::<Vec<_>>());
+                let positions: Vec<Vec4> = chunk.iter().flatten().map(|p| Vec3A::from(*p).extend(0.0)).collect();
+                let tris: Vec<([u32; 3], u32)> = (0..chunk.len() as u32).map(|t| ([3 * t, 3 * t + 1, 3 * t + 2], 9)).collect();
+                let block = TriBlock::new(&tris).lanes(&positions);
                 let lanes = if b % 5 == 0 { 0b0111 } else { 0b1111 };
                 let found = pre.intersect4(&block, lanes, ray.tmin, ray.tmax);
                 for (l, v) in chunk.iter().enumerate() {

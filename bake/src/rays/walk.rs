@@ -39,6 +39,10 @@ pub(super) struct Walk {
     /// The nearest hit so far and its leaf slot (closest-hit), or any hit (any-hit).
     pub(super) best: Option<(Hit, usize)>,
     cur: u32,
+    /// The current leaf's corners have been asked for (streamed walks visit a leaf in two steps:
+    /// the first reads its blocks' corner indices and starts loading the corners, the second,
+    /// after the other walks' steps, tests the triangles).
+    corners_fetched: bool,
     sp: usize,
     /// Entries below `sp` are initialised; the rest are never read (zeroing 4.7 kB per ray would
     /// cost more than a short walk).
@@ -60,6 +64,7 @@ impl Walk {
             tmax: 0.0,
             best: None,
             cur: DONE,
+            corners_fetched: false,
             sp: 0,
             stack: [const { MaybeUninit::uninit() }; STACK],
         };
@@ -79,6 +84,7 @@ impl Walk {
         self.tmax = ray.tmax;
         self.best = None;
         self.cur = if bvh.tri_count == 0 { DONE } else { bvh.root };
+        self.corners_fetched = false;
         self.sp = 0;
     }
 
@@ -95,10 +101,18 @@ impl Walk {
         let cur = self.cur;
         if cur & LEAF_FLAG != 0 {
             let (first, count) = leaf_range(cur);
+            if PREFETCH && !self.corners_fetched {
+                for block in &bvh.blocks[first..first + count.div_ceil(BLOCK)] {
+                    block.prefetch_corners(&bvh.positions);
+                }
+                self.corners_fetched = true;
+                return;
+            }
+            self.corners_fetched = false;
             for k in 0..count.div_ceil(BLOCK) {
                 let lanes = (1u32 << (count - k * BLOCK).min(BLOCK)) - 1;
                 let b = first + k;
-                let hits = self.pre.intersect4(&bvh.blocks[b], lanes, self.ray.tmin, self.tmax);
+                let hits = self.pre.intersect4(&bvh.blocks[b].lanes(&bvh.positions), lanes, self.ray.tmin, self.tmax);
                 let found = match query {
                     Query::Closest => hits.nearest(),
                     Query::Any(Cull::None) => (hits.mask != 0).then(|| hits.mask.trailing_zeros() as usize),
