@@ -176,6 +176,16 @@ fn ray_speed(pos: &[[f32; 3]], idx: &[u32], dump_to: Option<(&Path, &str)>) {
     let t = Instant::now();
     let bvh = Bvh::build(pos, idx).expect("valid mesh");
     println!("kiln bvh: build {:.3} s (rayon, {} threads)", t.elapsed().as_secs_f64(), rayon::current_num_threads());
+    let m = bvh.memory();
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
+    println!(
+        "kiln bvh: {:.1} MiB (nodes {:.1}, leaf blocks {:.1}, positions {:.1}), {:.1} MiB per million triangles",
+        mib(m.total()),
+        mib(m.nodes),
+        mib(m.blocks),
+        mib(m.positions),
+        mib(m.total()) * 1e6 / bvh.triangle_count().max(1) as f64
+    );
     let batch: Vec<Ray> = rays.iter().map(|(o, d)| Ray { origin: *o, dir: *d, tmin: 0.0, tmax: f32::INFINITY }).collect();
     let clock = Clock::start();
     let hits = batch.iter().filter(|r| bvh.intersect(r).is_some()).count();

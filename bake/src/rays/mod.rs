@@ -126,6 +126,24 @@ pub struct Ray {
     pub tmax: f32,
 }
 
+/// What a [`Bvh`] holds, in bytes ([`Bvh::memory`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BvhMemory {
+    /// Interior nodes.
+    pub nodes: usize,
+    /// Leaf blocks of four triangles.
+    pub blocks: usize,
+    /// The vertex positions the blocks name.
+    pub positions: usize,
+}
+
+impl BvhMemory {
+    /// All of it.
+    pub fn total(&self) -> usize {
+        self.nodes + self.blocks + self.positions
+    }
+}
+
 /// The closest intersection found by [`Bvh::intersect`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
@@ -209,6 +227,15 @@ impl Bvh {
     /// Number of triangles.
     pub fn triangle_count(&self) -> usize {
         self.tri_count
+    }
+
+    /// The bytes the tree holds: its nodes, its leaf blocks and its vertex positions.
+    pub fn memory(&self) -> BvhMemory {
+        BvhMemory {
+            nodes: std::mem::size_of_val(self.nodes.as_slice()),
+            blocks: std::mem::size_of_val(self.blocks.as_slice()),
+            positions: std::mem::size_of_val(self.positions.as_slice()),
+        }
     }
 
     /// The box around every triangle (zero box when empty).
