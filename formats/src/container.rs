@@ -98,22 +98,53 @@ pub const PARALLEL_SECTION_LEN: usize = 8 << 20;
 /// many would raise a bake's peak memory for little speed on the few large sections of a pack.
 pub const MAX_ZSTD_WORKERS: usize = 8;
 
-/// `raw` as one zstd frame at `level`, declaring its content size.
-fn compress(raw: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+/// The bytes fed to zstd's multithreaded mode per call.
+const FEED: usize = 1 << 20;
+
+/// The concatenation of `pieces` as one zstd frame at `level`, declaring its content size; a
+/// large section is never joined into one buffer first.
+fn compress(pieces: &[Vec<u8>], level: i32) -> std::io::Result<Vec<u8>> {
     use std::io::Write;
-    if raw.len() < PARALLEL_SECTION_LEN {
-        return zstd::bulk::compress(raw, level);
+    let len: usize = pieces.iter().map(Vec::len).sum();
+    if len < PARALLEL_SECTION_LEN {
+        return match pieces {
+            [one] => zstd::bulk::compress(one, level),
+            _ => zstd::bulk::compress(&pieces.concat(), level),
+        };
     }
-    let mut encoder = zstd::stream::Encoder::new(Vec::with_capacity(raw.len() / 2), level)?;
+    let mut encoder = zstd::stream::Encoder::new(Vec::with_capacity(len / 2), level)?;
     encoder.multithread(rayon::current_num_threads().clamp(1, MAX_ZSTD_WORKERS) as u32)?;
     encoder.include_contentsize(true)?;
-    encoder.set_pledged_src_size(Some(raw.len() as u64))?;
+    encoder.set_pledged_src_size(Some(len as u64))?;
     // Fed in pieces, not as one final block: zstd promises worker-independent output for streamed
-    // input.
-    for piece in raw.chunks(1 << 20) {
-        encoder.write_all(piece)?;
+    // input. The pieces fed are FEED bytes of the whole each, however the section was cut, so
+    // the calls, and the frame, do not depend on the cut.
+    let mut chunk = Vec::with_capacity(FEED.min(len));
+    for piece in pieces {
+        let mut rest = piece.as_slice();
+        while !rest.is_empty() {
+            let take = (FEED - chunk.len()).min(rest.len());
+            chunk.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if chunk.len() == FEED {
+                encoder.write_all(&chunk)?;
+                chunk.clear();
+            }
+        }
+    }
+    if !chunk.is_empty() {
+        encoder.write_all(&chunk)?;
     }
     encoder.finish()
+}
+
+/// `pieces` joined (moved, when there is one).
+fn join(mut pieces: Vec<Vec<u8>>) -> Vec<u8> {
+    if pieces.len() == 1 {
+        pieces.pop().unwrap_or_default()
+    } else {
+        pieces.concat()
+    }
 }
 
 /// The default zstd level for bakes: the high levels cost far more time than the little size they
@@ -239,26 +270,33 @@ impl ContainerWriter {
     /// Adds a section of raw bytes, compressing it now with `codec` (the output depends only on
     /// the inputs: see [`PARALLEL_SECTION_LEN`]). Fails if a section of that kind is already present.
     pub fn add_raw(&mut self, kind: SectionKind, required: bool, codec: Codec, raw: Vec<u8>) -> Result<(), FormatError> {
+        self.add_pieces(kind, required, codec, vec![raw])
+    }
+
+    /// [`ContainerWriter::add_raw`] for a section given as pieces whose concatenation is its raw
+    /// bytes: the same stored bytes, without the joined copy (a large section's encoder can free
+    /// each part of its source as it encodes it).
+    pub fn add_pieces(&mut self, kind: SectionKind, required: bool, codec: Codec, pieces: Vec<Vec<u8>>) -> Result<(), FormatError> {
         if self.sections.iter().any(|s| s.kind == kind) {
             return Err(FormatError::DuplicateSection { section: kind });
         }
-        if raw.len() as u64 > MAX_RAW_SECTION_LEN {
+        let raw_len = pieces.iter().map(|p| p.len() as u64).sum::<u64>();
+        if raw_len > MAX_RAW_SECTION_LEN {
             return Err(FormatError::Encode {
                 section: kind,
-                reason: format!("{} bytes exceeds the {MAX_RAW_SECTION_LEN}-byte section limit", raw.len()),
+                reason: format!("{raw_len} bytes exceeds the {MAX_RAW_SECTION_LEN}-byte section limit"),
             });
         }
         let flags = if required { FLAG_REQUIRED } else { 0 };
-        let raw_len = raw.len() as u64;
         let (codec, stored) = match codec {
-            Codec::Raw => (Codec::Raw, raw),
+            Codec::Raw => (Codec::Raw, join(pieces)),
             Codec::Zstd(level) => {
-                let z = compress(&raw, level).map_err(|e| FormatError::Encode { section: kind, reason: e.to_string() })?;
+                let z = compress(&pieces, level).map_err(|e| FormatError::Encode { section: kind, reason: e.to_string() })?;
                 // Tiny or incompressible sections are stored as they are rather than grown.
-                if z.len() < raw.len() {
+                if (z.len() as u64) < raw_len {
                     (codec, z)
                 } else {
-                    (Codec::Raw, raw)
+                    (Codec::Raw, join(pieces))
                 }
             }
         };

@@ -175,6 +175,13 @@ impl PackBuilder {
         Ok(self)
     }
 
+    /// Adds a section of kind `T` encoded as pieces whose concatenation is `T::encode`'s bytes
+    /// (see [`ContainerWriter::add_pieces`]).
+    pub fn add_pieces<T: Section>(&mut self, pieces: Vec<Vec<u8>>) -> Result<&mut Self, FormatError> {
+        self.writer.add_pieces(T::KIND, T::REQUIRED, self.codec, pieces)?;
+        Ok(self)
+    }
+
     /// Adds a section of a kind this crate may not know (tests, tools, future kinds).
     pub fn add_raw(&mut self, kind: SectionKind, required: bool, raw: Vec<u8>) -> Result<&mut Self, FormatError> {
         self.writer.add_raw(kind, required, self.codec, raw)?;

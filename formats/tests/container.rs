@@ -4,7 +4,7 @@ use kiln_formats::container::{HEADER_LEN, MAGIC};
 use kiln_formats::sections::{
     EmbeddedFile, EmbeddedFiles, IrradianceGrid, Lattice, Manifest, PackInfo, PackKind, TerrainMesh, TileNode, VertexAo, VertexIrradiance,
 };
-use kiln_formats::{Codec, FormatError, Pack, PackBuilder, SectionKind};
+use kiln_formats::{Codec, FormatError, Pack, PackBuilder, Section, SectionKind};
 use proptest::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -161,6 +161,34 @@ fn large_sections_are_the_same_bytes_for_any_number_of_threads() {
     assert_eq!(entry.codec, Codec::Zstd(0).id());
     assert!(entry.stored_len < entry.raw_len / 2, "{} of {}", entry.stored_len, entry.raw_len);
     assert!(pack.require::<VertexAo>().unwrap().0 == section.0, "the section decodes to what was added");
+}
+
+#[test]
+fn a_section_added_in_pieces_is_the_section_added_whole() {
+    // Cuts that fall inside and across the compressor's feed size, an empty piece, one piece, and
+    // a section below the multithreaded size.
+    let large = large_section();
+    let small = VertexAo(large.0[..100_000].to_vec());
+    for section in [&large, &small] {
+        let raw = section.encode().unwrap();
+        let whole = {
+            let mut b = PackBuilder::new([0, 1, 0]);
+            b.add(section).unwrap();
+            b.to_bytes().unwrap()
+        };
+        for cuts in [vec![], vec![0, 0, 5], vec![1 << 20, (1 << 20) + 1], vec![333, 4_000_000, 4_000_001, 9_000_000]] {
+            let mut pieces = Vec::new();
+            let mut start = 0;
+            for &c in cuts.iter().filter(|&&c| c <= raw.len()) {
+                pieces.push(raw[start..c.max(start)].to_vec());
+                start = c.max(start);
+            }
+            pieces.push(raw[start..].to_vec());
+            let mut b = PackBuilder::new([0, 1, 0]);
+            b.add_pieces::<VertexAo>(pieces).unwrap();
+            assert!(b.to_bytes().unwrap() == whole, "{} bytes cut at {cuts:?}", raw.len());
+        }
+    }
 }
 
 #[test]

@@ -216,8 +216,8 @@ fn shared_pack(world_name: &str, inputs_hash: u64, built: build::Built) -> Resul
     drop(prototypes);
     b.add(&textures).map_err(format_err("encoding textures"))?;
     drop(textures);
-    b.add(&impostors).map_err(format_err("encoding impostors"))?;
-    drop(impostors);
+    let pieces = impostors.into_pieces().map_err(format_err("encoding impostors"))?;
+    b.add_pieces::<TreeImpostors>(pieces).map_err(format_err("encoding impostors"))?;
     if let Some(c) = cards {
         b.add(&c).map_err(format_err("encoding cards"))?;
     }

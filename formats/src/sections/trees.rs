@@ -370,21 +370,10 @@ impl Section for TreeImpostors {
     const KIND: SectionKind = SectionKind(*b"TIMP");
     const REQUIRED: bool = false;
     fn encode(&self) -> Result<Vec<u8>, FormatError> {
-        let mut w = ByteWriter::default();
+        let mut w = ByteWriter(Vec::with_capacity(4 + self.atlases.iter().map(atlas_len).sum::<usize>()));
         w.count(Self::KIND, self.atlases.len())?;
         for a in &self.atlases {
-            w.u8(a.layout as u8);
-            w.u32(a.grid);
-            w.u32(a.view_px);
-            w.f32s(&a.center);
-            w.f32(a.radius);
-            w.count(Self::KIND, a.levels.len())?;
-            for l in &a.levels {
-                w.u32(l.size);
-                w.bytes(&l.albedo);
-                w.bytes(&l.normal);
-                l.depth.iter().for_each(|&d| w.u16(d));
-            }
+            write_atlas(&mut w, a)?;
         }
         Ok(w.0)
     }
@@ -433,6 +422,21 @@ impl Section for TreeImpostors {
 }
 
 impl TreeImpostors {
+    /// [`Section::encode`]'s bytes as pieces (the count, then one piece per atlas), each atlas
+    /// freed once encoded: the trees pack's largest section, never held twice
+    /// (see [`PackBuilder::add_pieces`](crate::PackBuilder::add_pieces)).
+    pub fn into_pieces(self) -> Result<Vec<Vec<u8>>, FormatError> {
+        let mut head = ByteWriter::default();
+        head.count(Self::KIND, self.atlases.len())?;
+        let mut pieces = vec![head.0];
+        for a in self.atlases {
+            let mut w = ByteWriter(Vec::with_capacity(atlas_len(&a)));
+            write_atlas(&mut w, &a)?;
+            pieces.push(w.0);
+        }
+        Ok(pieces)
+    }
+
     pub(crate) fn summary(&self) -> super::Summary {
         let mut out = vec![("atlases", self.atlases.len().to_string())];
         if let Some(a) = self.atlases.first() {
@@ -440,6 +444,27 @@ impl TreeImpostors {
         }
         out
     }
+}
+
+/// The bytes [`write_atlas`] writes.
+fn atlas_len(a: &ImpostorAtlas) -> usize {
+    29 + a.levels.iter().map(|l| 4 + l.albedo.len() + l.normal.len() + 2 * l.depth.len()).sum::<usize>()
+}
+
+fn write_atlas(w: &mut ByteWriter, a: &ImpostorAtlas) -> Result<(), FormatError> {
+    w.u8(a.layout as u8);
+    w.u32(a.grid);
+    w.u32(a.view_px);
+    w.f32s(&a.center);
+    w.f32(a.radius);
+    w.count(TreeImpostors::KIND, a.levels.len())?;
+    for l in &a.levels {
+        w.u32(l.size);
+        w.bytes(&l.albedo);
+        w.bytes(&l.normal);
+        l.depth.iter().for_each(|&d| w.u16(d));
+    }
+    Ok(())
 }
 
 fn write_card(w: &mut ByteWriter, c: &TreeCard) {

@@ -113,3 +113,12 @@ fn decoders_refuse_what_a_reader_would_trip_over() {
     huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(TreeInstances::decode(&huge).unwrap_err().to_string().contains("cannot fit"));
 }
+
+#[test]
+fn impostors_in_pieces_are_the_encoded_section() {
+    let whole = impostors().encode().unwrap();
+    let pieces = impostors().into_pieces().unwrap();
+    assert_eq!(pieces.len(), 1 + impostors().atlases.len(), "the count, then one piece per atlas");
+    assert_eq!(pieces.concat(), whole);
+    assert_eq!(whole.capacity(), whole.len(), "encoded at its exact size");
+}
