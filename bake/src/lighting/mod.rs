@@ -53,6 +53,7 @@
 //! root. `examples/lighting_accuracy.rs` measures both; the figures are in BENCHMARKS.md.
 
 mod fixed;
+mod lookup;
 mod parts;
 mod qmc;
 mod rng;
@@ -72,6 +73,7 @@ mod tests;
 mod water_tests;
 
 pub use fixed::{LightSums, SUMS_HEADER_LEN};
+pub use lookup::LightLookup;
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
@@ -82,7 +84,7 @@ use crate::rays::{BuildError, Bvh, Cull, Ray};
 use fixed::Fixed;
 use glam::Vec3A;
 use rayon::prelude::*;
-use surface::{Surface, VertexGrid};
+use surface::VertexGrid;
 use transport::Scene;
 use volume::VolumeAccumulator;
 
@@ -187,19 +189,14 @@ pub struct BakeStats {
     pub area: f64,
 }
 
-/// The result of [`bake_lighting`]: per-vertex irradiance on demand and the volume.
+/// The result of [`bake_lighting`]: per-vertex irradiance on demand and the volume, and the
+/// tracer that gives the sun's and moon's exact light at any point.
 pub struct BakedLighting {
+    lookup: LightLookup,
     bvh: Bvh,
-    surface: Surface,
-    /// `(ambient, lights)` irradiance per welded vertex, after filtering.
-    vertex: Vec<([f32; 3], [f32; 3])>,
-    grid: VertexGrid,
-    lookup_radius: f32,
     /// Direction toward each of sun and moon with its irradiance.
     celestial: Vec<(Vec3A, [f32; 3])>,
     eps: f32,
-    volume: IrradianceVolume,
-    stats: BakeStats,
     /// The water the light crossed, for the sun's and moon's exact light under it.
     water: Option<WaterMedium>,
 }
@@ -416,7 +413,8 @@ fn bake_prepared_full(
     .filter_map(|(d, e)| d.map(|d| (Vec3A::from(d), e)))
     .collect();
     let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: lit_triangles, area: surface.total_area };
-    Ok(BakedLighting { bvh, surface, vertex, grid, lookup_radius, celestial, eps, volume, stats, water: water.cloned() })
+    let lookup = LightLookup::new(surface, vertex, grid, lookup_radius, volume, stats);
+    Ok(BakedLighting { lookup, bvh, celestial, eps, water: water.cloned() })
 }
 
 /// The start of part `k` of `n` of the index range `a..b` (the end of part `n - 1` is `b`).
@@ -433,67 +431,23 @@ impl BakedLighting {
     /// a baked vertex gets exactly its value), widening the search 4× if none qualify, and
     /// falling back to the irradiance volume for points far from the surface.
     pub fn irradiance_at(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<Vec<Irradiance>, LightingError> {
-        self.query_all(positions, normals, true)
+        self.query_all(positions, normals)
     }
 
     /// [`BakedLighting::irradiance_at`] without the sun and moon (left zero): for renderers that
     /// draw direct sun and moon light themselves, this saves a shadow ray per point.
     pub fn filtered_at(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<Vec<Irradiance>, LightingError> {
-        self.query_all(positions, normals, false)
+        self.lookup.filtered_at(positions, normals)
     }
 
-    /// [`BakedLighting::filtered_at`] for points that are most likely vertices of the baked mesh:
-    /// `baked_vertex[i]` is the index (into the baked mesh's `positions`) of the vertex expected at
-    /// `positions[i]`. Where that vertex sits exactly at the point, its value is read without the
-    /// search; elsewhere the point is looked up as usual. The results equal `filtered_at`'s.
-    pub fn filtered_at_baked_vertices(
-        &self,
-        positions: &[[f32; 3]],
-        normals: &[[f32; 3]],
-        baked_vertex: &[u32],
-    ) -> Result<Vec<Irradiance>, LightingError> {
-        if baked_vertex.len() != positions.len() {
-            return Err(LightingError::Query(format!("{} positions but {} baked vertices", positions.len(), baked_vertex.len())));
-        }
-        self.check_queries(positions, normals)?;
-        Ok(positions
-            .par_iter()
-            .zip(normals)
-            .zip(baked_vertex)
-            .map(|((p, n), &b)| {
-                let p = Vec3A::from(*p);
-                // The search's exact-match case: welded vertices have distinct positions, so the
-                // vertex at `p` is the one welded from `b`.
-                let welded = self.surface.weld.get(b as usize).map(|&w| w as usize);
-                match welded.filter(|&w| self.surface.pos[w] == p) {
-                    Some(w) => {
-                        let (ambient, lights) = self.vertex[w];
-                        Irradiance { ambient, lights, ..Irradiance::default() }
-                    }
-                    None => self.query(p, Vec3A::from(*n).normalize_or_zero(), false),
-                }
-            })
-            .collect())
+    fn query_all(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<Vec<Irradiance>, LightingError> {
+        lookup::check_queries(positions, normals)?;
+        Ok(positions.par_iter().zip(normals).map(|(p, n)| self.query(Vec3A::from(*p), Vec3A::from(*n).normalize_or_zero())).collect())
     }
 
-    fn check_queries(&self, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<(), LightingError> {
-        if positions.len() != normals.len() {
-            return Err(LightingError::Query(format!("{} positions but {} normals", positions.len(), normals.len())));
-        }
-        if let Some(i) = positions.iter().chain(normals).position(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(LightingError::Query(format!("entry {} is not finite", i % positions.len().max(1))));
-        }
-        Ok(())
-    }
-
-    fn query_all(&self, positions: &[[f32; 3]], normals: &[[f32; 3]], celestial: bool) -> Result<Vec<Irradiance>, LightingError> {
-        self.check_queries(positions, normals)?;
-        Ok(positions.par_iter().zip(normals).map(|(p, n)| self.query(Vec3A::from(*p), Vec3A::from(*n).normalize_or_zero(), celestial)).collect())
-    }
-
-    fn query(&self, p: Vec3A, n: Vec3A, celestial: bool) -> Irradiance {
+    fn query(&self, p: Vec3A, n: Vec3A) -> Irradiance {
         let mut out = Irradiance::default();
-        for (dir, e) in self.celestial.iter().filter(|_| celestial) {
+        for (dir, e) in &self.celestial {
             if let Some(w) = self.water.as_ref().filter(|w| w.wet_near(p)) {
                 let through = w.sun_under_water(&self.bvh, p, n, *dir, self.eps);
                 for (acc, (e, t)) in out.sun_moon.iter_mut().zip(e.iter().zip(through)) {
@@ -512,68 +466,24 @@ impl BakedLighting {
                 }
             }
         }
-        let found = self.nearest(p, n, self.lookup_radius, true).or_else(|| self.nearest(p, n, 4.0 * self.lookup_radius, false));
-        let (ambient, lights) = match found {
-            Some(v) => v,
-            None => self.volume.sample(p.into(), n.into()),
-        };
-        out.ambient = ambient;
-        out.lights = lights;
+        (out.ambient, out.lights) = self.lookup.filtered(p, n);
         out
-    }
-
-    /// Inverse-distance blend of up to 4 nearest welded vertices within `r` (facing within 75°
-    /// of `n` and near its tangent plane when `oriented`).
-    fn nearest(&self, p: Vec3A, n: Vec3A, r: f32, oriented: bool) -> Option<([f32; 3], [f32; 3])> {
-        // Queries at the baked vertices themselves (the common case) need only their own cell.
-        let mut exact = None;
-        self.grid.for_each_near(p, 0.0, |v| {
-            if exact.is_none() && self.surface.pos[v as usize] == p {
-                exact = Some(v);
-            }
-        });
-        if let Some(v) = exact {
-            return Some(self.vertex[v as usize]);
-        }
-        let mut best = [(f32::INFINITY, u32::MAX); 4];
-        self.grid.for_each_near(p, r, |v| {
-            let d = self.surface.pos[v as usize] - p;
-            let d2 = d.length_squared();
-            if d2 > r * r || (oriented && (self.surface.normal[v as usize].dot(n) < 0.25 || d.dot(n).abs() > 0.5 * r)) {
-                return;
-            }
-            // Insertion into a sorted array of 4; ties broken by index for determinism.
-            let mut item = (d2, v);
-            for slot in best.iter_mut() {
-                if item.0 < slot.0 || (item.0 == slot.0 && item.1 < slot.1) {
-                    std::mem::swap(slot, &mut item);
-                }
-            }
-        });
-        if best[0].1 == u32::MAX {
-            return None;
-        }
-        let (mut amb, mut lit, mut wsum) = ([0.0f32; 3], [0.0f32; 3], 0.0f32);
-        for &(d2, v) in best.iter().filter(|b| b.1 != u32::MAX) {
-            let w = 1.0 / d2.sqrt();
-            let (a, l) = self.vertex[v as usize];
-            for c in 0..3 {
-                amb[c] += w * a[c];
-                lit[c] += w * l[c];
-            }
-            wsum += w;
-        }
-        Some((amb.map(|x| x / wsum), lit.map(|x| x / wsum)))
     }
 
     /// The irradiance volume.
     pub fn volume(&self) -> &IrradianceVolume {
-        &self.volume
+        self.lookup.volume()
     }
 
     /// Counts describing the bake.
     pub fn stats(&self) -> &BakeStats {
-        &self.stats
+        self.lookup.stats()
+    }
+
+    /// What the filtered queries read, without the tracer: what a bake keeps once nothing
+    /// asks for the sun's and moon's exact light (the BVH and the surface's adjacency go).
+    pub fn into_lookup(self) -> LightLookup {
+        self.lookup
     }
 
     /// The BVH built over the mesh (for further visibility queries).

@@ -498,6 +498,9 @@ fn reading_baked_vertices_directly_equals_searching_for_them() {
     let baked = bake(&pos, &idx, ([0.0; 3], [2.0, 2.0, 1.0]), &no_volume(), &spec, 5);
     let normals = vec![[0.0, 0.0, 1.0]; pos.len()];
     let searched = baked.filtered_at(&pos, &normals).unwrap();
+    // What a bake keeps once the tracer goes answers alike.
+    let baked = baked.into_lookup();
+    assert_eq!(baked.filtered_at(&pos, &normals).unwrap(), searched);
     let own: Vec<u32> = (0..pos.len() as u32).collect();
     assert_eq!(baked.filtered_at_baked_vertices(&pos, &normals, &own).unwrap(), searched);
     let wrong: Vec<u32> = (0..pos.len() as u32).map(|v| (v * 7 + 3) % pos.len() as u32).collect();

@@ -20,8 +20,8 @@ use super::BakeError;
 use super::lod::{TileId, Tiling};
 use super::transport_parts::CachedParts;
 use crate::lighting::{
-    bake_prepared_in_parts, AllPathsHere, BakedLighting, IrradianceVolume, LightingError, LightingSpec, Occluders, PathParts, PreparedScene,
-    SceneMesh, VolumeDesc, WaterMedium,
+    bake_prepared_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, LightingSpec, Occluders, PathParts, PreparedScene, SceneMesh,
+    VolumeDesc, WaterMedium,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -50,7 +50,8 @@ pub fn volume_desc(tiling: &Tiling) -> VolumeDesc {
 /// The world's light transport and where each level-0 tile's vertices sit in the mesh it was
 /// baked over.
 pub struct WorldLighting {
-    pub baked: BakedLighting,
+    /// What the tiles and the trees read of the bake (the tracer is dropped once it is done).
+    pub lookup: LightLookup,
     /// Level-0 tile → index of its first vertex in the baked mesh.
     first_vertex: HashMap<TileId, u32>,
 }
@@ -107,7 +108,8 @@ fn bake_world(
         PreparedScene::new(&mesh)?
         // The mesh and the occluders' buffers go here.
     };
-    Ok(WorldLighting { baked: bake_prepared_in_parts(scene, bounds, &desc, spec, seed, water, parts)?, first_vertex })
+    let baked = bake_prepared_in_parts(scene, bounds, &desc, spec, seed, water, parts)?;
+    Ok(WorldLighting { lookup: baked.into_lookup(), first_vertex })
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
@@ -115,7 +117,7 @@ fn bake_world(
 /// tile's footprint (one cell of margin), taking every 2^level-th cell in X and Y.
 pub fn tile_lighting(world: &WorldLighting, tiling: &Tiling, id: TileId, mesh_raw: &[u8]) -> Result<TileOutput, LightingStageError> {
     let err = |source| LightingStageError::Tile { id, source };
-    let baked = &world.baked;
+    let baked = &world.lookup;
     let mesh = TerrainMesh::decode(mesh_raw).map_err(err)?;
     // Skirt vertices hang below the surface (inside the rock), where the bake has no light to
     // give: only the surface is queried, and skirts take the irradiance of the border vertex they
@@ -210,7 +212,7 @@ impl WorldProduct for TransportProduct {
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
         let world = bake_world(&plan.tiling, meshes, occluders, water.as_ref(), &spec.lighting, seed, parts)
             .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
-        let s = world.baked.stats();
+        let s = world.lookup.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
         if occluder_triangles > 0 {
             detail += &format!(", {occluder_triangles} occluder triangles");

@@ -159,7 +159,7 @@ fn water_cost_on_the_default_world() {
         let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
         let lit = engine.world::<super::WorldLighting>("transport").expect("bakes");
         let time = engine.timings().iter().find(|t| t.name == "lighting").map_or(0.0, |t| t.seconds);
-        let s = lit.baked.stats();
+        let s = lit.lookup.stats();
         let medium = engine.light_medium().unwrap();
         let flooded = medium.as_ref().map_or(0, |m| m.flooded.iter().filter(|&&f| f).count());
         println!(

@@ -439,7 +439,7 @@ impl TileProduct for TreeLightingProduct {
         let protos = ctx.world::<Prototypes>("tree-prototypes")?;
         let lighting = ctx.world::<WorldLighting>("transport")?;
         let sizes = &protos.derived().map_err(&err)?.sizes;
-        let lit = build::instance_lighting(&lighting.baked, &instances.instances, sizes);
+        let lit = build::instance_lighting(&lighting.lookup, &instances.instances, sizes);
         let bytes = TreeLighting(lit).encode().map_err(|e| err(format_err("encoding tree lighting")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeLighting::KIND, required: TreeLighting::REQUIRED, bytes }], summary: None })
     }

@@ -13,7 +13,7 @@ use super::{format_err, TreesError};
 use crate::impostor::capture::srgb_to_linear;
 use crate::impostor::mips::coverage_preserving_mips;
 use crate::impostor::{self, CaptureMesh, Image, ImpostorSettings, Layout, Material};
-use crate::lighting::BakedLighting;
+use crate::lighting::LightLookup;
 use crate::rng::mix64;
 use crate::trees::{self, SpeciesParams, LEAF_ALPHA_TEST};
 use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
@@ -318,7 +318,7 @@ fn cards_section(c: &impostor::Cards) -> TreePrototypeCards {
 
 /// Each instance's crown irradiance (ambient: sky and bounces) for normals up, down and sideways
 /// (the mean of ±X and ±Y), read from the transport's irradiance volume, which saw the trees.
-pub fn instance_lighting(baked: &BakedLighting, instances: &[TreeInstance], sizes: &[(f32, f32)]) -> Vec<[[f32; 3]; 3]> {
+pub fn instance_lighting(baked: &LightLookup, instances: &[TreeInstance], sizes: &[(f32, f32)]) -> Vec<[[f32; 3]; 3]> {
     let volume = baked.volume();
     instances
         .iter()
