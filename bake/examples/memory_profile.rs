@@ -97,6 +97,8 @@ fn mib(b: usize) -> f64 {
 }
 
 fn main() {
+    // As `kiln` does, so the resident peak printed is the one `kiln bake` would reach.
+    kiln_bake::map_large_allocations_alone();
     let mut args = std::env::args().skip(1);
     let world_path = args.next().unwrap_or_else(|| "worlds/ice_caves.toml".into());
     let jobs = args.next().and_then(|j| j.parse().ok());

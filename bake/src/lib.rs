@@ -22,6 +22,8 @@ pub mod trees;
 pub mod water;
 pub mod world;
 
+pub use mem::map_large_allocations_alone;
+
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
 pub fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -281,6 +281,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
+    crate::map_large_allocations_alone();
     let args = match Args::try_parse_from(args) {
         Ok(a) => a,
         Err(e) => {

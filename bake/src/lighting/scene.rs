@@ -51,11 +51,8 @@ impl PreparedScene {
                 (vec![lit, IndexedMesh { positions: o.positions, indices: o.indices }], Cow::Owned(clusters), o.albedo)
             }
         };
-        // One after the other, not side by side: each build's transients (the BVH's are larger
-        // than the tree it makes) would otherwise add up where the stage peaks; each is parallel
-        // within.
-        let bvh = Bvh::build_meshes(&meshes, &clusters)?;
-        let surface = Surface::new(mesh.positions, mesh.indices);
+        let (bvh, surface) = rayon::join(|| Bvh::build_meshes(&meshes, &clusters), || Surface::new(mesh.positions, mesh.indices));
+        let bvh = bvh?;
         let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(bvh.slot_count());
         // Unused lanes are never hit; their entry is a placeholder.
         slot_verts.par_extend(bvh.slot_ids().map(|t| match t {
