@@ -327,7 +327,7 @@ fn bake_prepared_full(
     water: Option<&WaterMedium>,
     parts: &dyn PathParts,
 ) -> Result<BakedLighting, LightingError> {
-    let PreparedScene { bvh, surface, slot_verts, materials, lit_triangles, occluder_albedo } = prepared;
+    let PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo } = prepared;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
     let (mlo, mhi) = bvh.bounds();
@@ -365,7 +365,7 @@ fn bake_prepared_full(
     let fixed = Fixed::for_scene(total_power, (hi - lo).max_element());
     let scene = Scene {
         bvh: &bvh,
-        slot_verts: &slot_verts,
+        corner_weld: &corner_weld,
         materials: materials.as_deref(),
         albedo_table: &albedo_table,
         default_albedo: spec.albedo,

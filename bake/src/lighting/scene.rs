@@ -17,8 +17,9 @@ use crate::rays::{Bvh, IndexedMesh};
 pub struct PreparedScene {
     pub(crate) bvh: Bvh,
     pub(crate) surface: Surface,
-    /// Welded corner vertices of the triangle in each BVH leaf slot (see `Bvh::slot_ids`).
-    pub(crate) slot_verts: Vec<[u32; 3]>,
+    /// The welded vertex of each of the BVH's vertices (`Bvh::slot_corner_ids` numbers them),
+    /// where deposits land; occluders' vertices, which receive nothing, hold 0.
+    pub(crate) corner_weld: Vec<u32>,
     /// Material id per lit triangle, if the mesh has them.
     pub(crate) materials: Option<Vec<u16>>,
     /// Lit triangles; the occluders' follow them in the BVH's numbering.
@@ -51,18 +52,15 @@ impl PreparedScene {
                 (vec![lit, IndexedMesh { positions: o.positions, indices: o.indices }], Cow::Owned(clusters), o.albedo)
             }
         };
-        let (bvh, surface) = rayon::join(|| Bvh::build_meshes(&meshes, &clusters), || Surface::new(mesh.positions, mesh.indices));
-        let bvh = bvh?;
-        let mut slot_verts: Vec<[u32; 3]> = mem::huge_vec(bvh.slot_count());
-        // Unused lanes are never hit; their entry is a placeholder.
-        slot_verts.par_extend(bvh.slot_ids().map(|t| match t {
-            Some(t) if (t as usize) < lit_triangles => [0, 1, 2].map(|k| surface.weld[mesh.indices[3 * t as usize + k] as usize]),
-            _ => [0; 3],
-        }));
+        let (bvh, surface) = rayon::join(|| Bvh::build_meshes_numbered(&meshes, &clusters), || Surface::new(mesh.positions, mesh.indices));
+        let (bvh, sources) = bvh?;
+        let lit_vertices = mesh.positions.len();
+        let mut corner_weld: Vec<u32> = mem::huge_vec(sources.len());
+        corner_weld.par_extend(sources.par_iter().map(|&s| if (s as usize) < lit_vertices { surface.weld[s as usize] } else { 0 }));
         Ok(PreparedScene {
             bvh,
             surface,
-            slot_verts,
+            corner_weld,
             materials: mesh.materials.map(<[u16]>::to_vec),
             lit_triangles,
             occluder_albedo: occluder_albedo.to_vec(),

@@ -28,8 +28,8 @@ const CHUNK: u64 = 512;
 /// Everything a path needs to know about the scene.
 pub(crate) struct Scene<'a> {
     pub(crate) bvh: &'a Bvh,
-    /// Welded corner vertices of the triangle in each BVH leaf slot (see [`Bvh::slot_ids`]).
-    pub(crate) slot_verts: &'a [[u32; 3]],
+    /// The welded vertex of each BVH vertex (see `PreparedScene::corner_weld`).
+    pub(crate) corner_weld: &'a [u32],
     /// Albedo per triangle via `materials` and `albedo_table`, or the default.
     pub(crate) materials: Option<&'a [u16]>,
     pub(crate) albedo_table: &'a [[f32; 3]],
@@ -261,7 +261,7 @@ fn trace_waves(scene: &Scene, importance: Option<&Importance>, sources: &[Source
         hits.resize(wave.len(), None);
         // The hit's welded corners are a cache miss in a 40 MB table: start it at the first
         // candidate hit rather than after the walk.
-        scene.bvh.intersect_slot_stream(&rays, &mut hits, |slot| prefetch(&scene.slot_verts[slot]));
+        scene.bvh.intersect_slot_stream(&rays, &mut hits, |slot| prefetch(&scene.corner_weld[scene.bvh.slot_corner_ids(slot)[0] as usize]));
         rec.flights += wave.len() as u64;
         for (photon, hit) in wave.drain(..).zip(&hits) {
             land(scene, importance, &sources[photon.source as usize], photon, *hit, &mut next, rec);
@@ -321,7 +321,7 @@ fn land(
     let [p0, p1, p2] = scene.bvh.slot_vertices(slot);
     let p = [Vec3A::from(p0), Vec3A::from(p1), Vec3A::from(p2)];
     let weights = [1.0 - h.u - h.v, h.u, h.v];
-    let verts = scene.slot_verts[slot];
+    let verts = scene.bvh.slot_corner_ids(slot).map(|v| scene.corner_weld[v as usize]);
     let map = match (bounce, src.class) {
         (0, Class::SunMoon) => None, // evaluated exactly per query point instead
         (0, Class::Light) => Some(1),

@@ -63,6 +63,13 @@ impl Bvh {
     /// trees that occlude it) need not copy it into one buffer, which would double it where the
     /// bake's memory peaks.
     pub fn build_meshes(meshes: &[IndexedMesh], clusters: &[u32]) -> Result<Bvh, BuildError> {
+        Bvh::build_meshes_numbered(meshes, clusters).map(|(bvh, _)| bvh)
+    }
+
+    /// [`Bvh::build_meshes`], with the source of each of the tree's vertices (see
+    /// [`Bvh::slot_corner_ids`]): its index in the meshes' positions one after another. Vertices
+    /// no triangle uses are left out of the tree's numbering.
+    pub(crate) fn build_meshes_numbered(meshes: &[IndexedMesh], clusters: &[u32]) -> Result<(Bvh, Vec<u32>), BuildError> {
         let mut first_triangle = Vec::with_capacity(meshes.len() + 1);
         first_triangle.push(0usize);
         let mut first_vertex = Vec::with_capacity(meshes.len());
@@ -149,8 +156,8 @@ impl Bvh {
         // Room was made for the worst case, one node per leaf; wide nodes take about a seventh.
         nodes.shrink_to_fit();
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
-        let positions = number_vertices_by_first_use(&mut blocks, meshes, &first_vertex, vertex_base);
-        Ok(Bvh { nodes, blocks, positions, tri_count, root, lo, hi })
+        let (positions, sources) = number_vertices_by_first_use(&mut blocks, meshes, &first_vertex, vertex_base);
+        Ok((Bvh { nodes, blocks, positions, tri_count, root, lo, hi }, sources))
     }
 }
 
@@ -178,10 +185,16 @@ impl Bounds {
 }
 
 /// Renumbers the vertices the blocks name in the order the blocks first use them, and returns
-/// their positions in that order: a leaf's corners then lie in one or two cache lines next to
+/// their positions and sources (index in the meshes' positions one after another) in that order: a
+/// leaf's corners then lie in one or two cache lines next to
 /// those of the leaves beside it in the tree, instead of wherever their tile's mesher put them.
 /// Vertices no triangle uses are left out.
-fn number_vertices_by_first_use(blocks: &mut [TriBlock], meshes: &[IndexedMesh], first_vertex: &[usize], vertex_count: usize) -> Vec<Vec4> {
+fn number_vertices_by_first_use(
+    blocks: &mut [TriBlock],
+    meshes: &[IndexedMesh],
+    first_vertex: &[usize],
+    vertex_count: usize,
+) -> (Vec<Vec4>, Vec<u32>) {
     const UNUSED: u32 = u32::MAX;
     let mut number = vec![UNUSED; vertex_count];
     let mut order: Vec<u32> = Vec::with_capacity(vertex_count);
@@ -204,7 +217,7 @@ fn number_vertices_by_first_use(blocks: &mut [TriBlock], meshes: &[IndexedMesh],
     };
     let mut positions: Vec<Vec4> = huge_vec(order.len());
     positions.par_extend(order.par_iter().map(|&v| position(v)));
-    positions
+    (positions, order)
 }
 
 /// Builds the tree over `prims`, split into runs of `runs[i]` triangles (empty: one run), and

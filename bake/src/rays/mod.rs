@@ -41,7 +41,6 @@ mod triangle;
 mod walk;
 
 use glam::{Vec3A, Vec4};
-use rayon::prelude::*;
 use triangle::{TriBlock, BLOCK};
 use walk::{Query, Walk};
 
@@ -249,8 +248,8 @@ impl Bvh {
     }
 
     /// [`Bvh::intersect`] plus the hit triangle's leaf slot, for [`Bvh::slot_vertices`] and
-    /// tables laid out by [`Bvh::slot_ids`]: the leaf copy is already in cache after the test,
-    /// while the input mesh's index and position arrays would cost several misses per hit.
+    /// [`Bvh::slot_corner_ids`]: the leaf is already in cache after the test, while the input
+    /// mesh's index and position arrays would cost several misses per hit.
     pub(crate) fn intersect_slot(&self, ray: &Ray) -> Option<(Hit, usize)> {
         self.intersect_slot_noting(ray, |_| {})
     }
@@ -273,14 +272,12 @@ impl Bvh {
         std::array::from_fn(|c| self.positions[corner[c][slot % BLOCK] as usize].truncate().to_array())
     }
 
-    /// Input triangle index of every leaf slot, in slot order (`None` for unused lanes).
-    pub(crate) fn slot_ids(&self) -> impl IndexedParallelIterator<Item = Option<u32>> + '_ {
-        (0..self.slot_count()).into_par_iter().map(|s| Some(self.blocks[s / BLOCK].ids[s % BLOCK]).filter(|&t| t != u32::MAX))
-    }
-
-    /// Leaf slots: [`BLOCK`] per block of the leaves.
-    pub(crate) fn slot_count(&self) -> usize {
-        self.blocks.len() * BLOCK
+    /// The tree's own vertex indices of the corners of the triangle in leaf slot `slot`, in input
+    /// winding order: indices into the vertex numbering [`Bvh::build_meshes_numbered`] returns.
+    #[inline]
+    pub(crate) fn slot_corner_ids(&self, slot: usize) -> [u32; 3] {
+        let corner = &self.blocks[slot / BLOCK].corner;
+        std::array::from_fn(|c| corner[c][slot % BLOCK])
     }
 
     /// Whether any triangle (subject to `cull`) is hit with `t` in `[ray.tmin, ray.tmax]`.
