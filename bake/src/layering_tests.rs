@@ -7,7 +7,24 @@ use std::path::{Path, PathBuf};
 
 /// Each module and the modules of this crate it may name (`crate::X`).
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("cli", &["budget", "density", "diff", "peak_memory", "map_large_allocations_alone", "pipeline", "world", "lighting", "rays", "mc", "ao", "grid", "grass"]),
+    (
+        "cli",
+        &[
+            "budget",
+            "density",
+            "diff",
+            "peak_memory",
+            "map_large_allocations_alone",
+            "pipeline",
+            "world",
+            "lighting",
+            "rays",
+            "mc",
+            "ao",
+            "grid",
+            "grass",
+        ],
+    ),
     (
         "pipeline",
         &["world", "density", "mc", "ao", "lighting", "rays", "grid", "mem", "rng", "trees", "impostor", "scatter", "grass", "optics", "water"],
