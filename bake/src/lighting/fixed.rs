@@ -124,24 +124,22 @@ impl LightSums {
         6 * self.power.len() + 2 * self.volume.cells() * BINS * 3
     }
 
-    /// The header [`LightSums::to_bytes`] gives sums of this shape with `flights` flights.
-    pub fn bytes_header(&self, flights: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(SUMS_HEADER_LEN);
-        out.extend_from_slice(SUMS_MAGIC);
-        out.extend_from_slice(&(self.power.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(self.volume.cells() as u64).to_le_bytes());
-        out.extend_from_slice(&flights.to_le_bytes());
-        out
-    }
-
     /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(SUMS_HEADER_LEN + 8 * self.word_count());
-        out.extend_from_slice(&self.bytes_header(self.flights));
+        out.extend_from_slice(SUMS_MAGIC);
+        out.extend_from_slice(&(self.power.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(self.volume.cells() as u64).to_le_bytes());
+        out.extend_from_slice(&self.flights.to_le_bytes());
         for v in self.power.iter().flatten().chain(self.volume.values()) {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out
+    }
+
+    /// Every sum, in [`LightSums::to_bytes`]' order.
+    fn words_mut(&mut self) -> impl Iterator<Item = &mut i64> {
+        self.power.iter_mut().flatten().chain(self.volume.values_mut())
     }
 
     /// Reads sums of the shape of `self` (zeroed or not: they are replaced) from
@@ -162,12 +160,28 @@ impl LightSums {
         if bytes.len() != expected {
             return Err(format!("{} bytes, expected {expected}", bytes.len()));
         }
-        let mut values = bytes[SUMS_HEADER_LEN..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-        for p in self.power.iter_mut().flatten() {
-            *p = values.next().expect("length checked");
-        }
-        self.volume.set_values(&mut values);
+        let values = bytes[SUMS_HEADER_LEN..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        self.words_mut().zip(values).for_each(|(w, v)| *w = v);
         self.flights = flights;
+        Ok(())
+    }
+
+    /// Adds sums given as little-endian bytes in [`LightSums::to_bytes`]' order after its header,
+    /// cut into `pieces` anywhere between words, and `flights`: what [`LightSums::merge`] does with
+    /// sums read from bytes, without making them first. A length other than
+    /// [`LightSums::word_count`] words is an error, and then nothing is added.
+    pub fn add_bytes(&mut self, pieces: &[&[u8]], flights: u64) -> Result<(), String> {
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        if len != 8 * self.word_count() || pieces.iter().any(|p| p.len() % 8 != 0) {
+            return Err(format!(
+                "{len} bytes of sums in pieces of {:?} bytes, expected {}",
+                pieces.iter().map(|p| p.len()).collect::<Vec<_>>(),
+                8 * self.word_count()
+            ));
+        }
+        let values = pieces.iter().flat_map(|p| p.chunks_exact(8)).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        self.words_mut().zip(values).for_each(|(w, v)| *w = w.wrapping_add(v));
+        self.flights += flights;
         Ok(())
     }
 }

@@ -351,7 +351,8 @@ fn room_bits(baked: &BakedLighting, pos: &[[f32; 3]]) -> Vec<u32> {
 }
 
 /// Traces each phase as `n` parts in a scrambled order, each alone, storing and reading every
-/// part's sums as bytes (as shards do through the cache), then adds them up.
+/// part's sums as bytes (as shards do through the cache), then adds them up: read whole and
+/// merged, or added straight from the bytes cut into pieces (as shards add slices).
 struct ScrambledParts(u32);
 
 impl PathParts for ScrambledParts {
@@ -360,9 +361,16 @@ impl PathParts for ScrambledParts {
         for k in (0..n).map(|j| (j * 5 + 3) % n) {
             let mut part = work.zeroed();
             work.trace(k, n, &mut part);
-            let mut read = work.zeroed();
-            read.read_bytes(&part.to_bytes()).map_err(LightingError::Parts)?;
-            into.merge(&read);
+            let bytes = part.to_bytes();
+            if k % 2 == 0 {
+                let mut read = work.zeroed();
+                read.read_bytes(&bytes).map_err(LightingError::Parts)?;
+                into.merge(&read);
+            } else {
+                let sums = &bytes[SUMS_HEADER_LEN..];
+                let cut = 8 * (sums.len() / 8 / 3);
+                into.add_bytes(&[&sums[..cut], &[], &sums[cut..]], part.flights).map_err(LightingError::Parts)?;
+            }
         }
         Ok(())
     }
@@ -385,6 +393,10 @@ fn any_split_of_the_paths_into_parts_gives_the_same_bits() {
     let bytes = LightSums::zeroed(4, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0))).to_bytes();
     assert!(small.read_bytes(&bytes).unwrap_err().contains("4 vertices"));
     assert!(small.read_bytes(&bytes[..40]).is_err());
+    let before = small.clone();
+    assert!(small.add_bytes(&[&bytes[SUMS_HEADER_LEN..]], 1).is_err(), "sums of another shape are not added");
+    assert!(small.add_bytes(&[&[0; 3]], 1).is_err());
+    assert_eq!(small, before, "nothing is added from refused bytes");
 }
 
 #[test]

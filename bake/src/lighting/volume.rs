@@ -104,16 +104,14 @@ impl VolumeAccumulator {
         self.sums[0].len()
     }
 
-    /// Every sum, ambient cells then direct cells (the order of [`VolumeAccumulator::set_values`]).
+    /// Every sum, ambient cells then direct cells.
     pub(crate) fn values(&self) -> impl Iterator<Item = &i64> {
         self.sums.iter().flat_map(|class| class.iter().flatten().flatten())
     }
 
-    /// Replaces every sum from `values`, in the order of [`VolumeAccumulator::values`].
-    pub(crate) fn set_values(&mut self, values: &mut impl Iterator<Item = i64>) {
-        for v in self.sums.iter_mut().flat_map(|class| class.iter_mut().flatten().flatten()) {
-            *v = values.next().unwrap_or(0);
-        }
+    /// Every sum, in the order of [`VolumeAccumulator::values`].
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut i64> {
+        self.sums.iter_mut().flat_map(|class| class.iter_mut().flatten().flatten())
     }
 
     /// Adds another accumulator's sums (same volume).

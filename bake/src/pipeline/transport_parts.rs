@@ -117,9 +117,9 @@ impl CachedParts<'_> {
     fn trace(&self, work: &PhaseWork, k: u32, n: u32, words: usize, want: u32) -> Result<Slice, LightingError> {
         let mut part = work.zeroed();
         work.trace(k, n, &mut part);
+        let flights = part.flights;
         let bytes = part.to_bytes();
         drop(part);
-        let flights = u64::from_le_bytes(bytes[24..32].try_into().expect("header"));
         let sums = &bytes[SUMS_HEADER_LEN..];
         let of = |j: u32| {
             let r = slice_range(words, j, n);
@@ -200,15 +200,9 @@ impl PathParts for CachedParts<'_> {
             totals[j as usize] = Some(self.total(work, j, n, words)?);
         }
         let totals: Vec<Slice> = totals.into_iter().map(|t| t.expect("every slice")).collect();
-        let mut bytes = into.bytes_header(totals[0].flights);
-        bytes.reserve(8 * words);
-        for t in totals {
-            bytes.extend_from_slice(&t.sums);
-        }
-        let mut phase = work.zeroed();
-        phase.read_bytes(&bytes).map_err(|e| LightingError::Parts(format!("adding up the slices: {e}")))?;
-        drop(bytes);
-        into.merge(&phase);
+        // Every slice carries the flights of every part.
+        let pieces: Vec<&[u8]> = totals.iter().map(|t| t.sums.as_slice()).collect();
+        into.add_bytes(&pieces, totals[0].flights).map_err(|e| LightingError::Parts(format!("adding up the slices: {e}")))?;
         Ok(())
     }
 }

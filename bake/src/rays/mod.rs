@@ -17,9 +17,9 @@
 //! traces faster than one triangle at a time with leaves of about two. A block names its
 //! triangles' corners by index (64 bytes, one cache line) in the tree's own vertex array, numbered
 //! in the order the leaves first use them, so a leaf's corners lie together; a walk gathers
-//! them into structure-of-arrays lanes. Corners copied into the blocks (160 bytes a block) traced
-//! a few per cent faster and took about 2.5 times the memory, where a bake's memory peaks
-//! (BENCHMARKS.md, "Memory of a whole bake"). Streamed walks visit a leaf in two steps: the first
+//! them into structure-of-arrays lanes. Corners copied into the blocks (160 bytes a block) took
+//! about 2.5 times the memory, where a bake's memory peaks, and traced about a fifth faster alone
+//! but only 3 % faster within the lighting stage (BENCHMARKS.md, "Memory of a whole bake"). Streamed walks visit a leaf in two steps: the first
 //! reads its corner indices and starts loading the corners, the second tests them.
 //!
 //! Walks (`walk.rs`) go nearest child first for closest hits and in node order for any hit, and
@@ -191,8 +191,9 @@ pub struct Bvh {
     nodes: Vec<Node>,
     /// Leaf triangles, four to a block; a leaf starts a new block.
     blocks: Vec<TriBlock>,
-    /// Every mesh's vertex positions, one after another: what the blocks' corner indices name.
-    /// (The fourth lane is unused: whole 16-byte loads make a block's four corners four moves.)
+    /// The vertex positions the blocks' corner indices name, in the order the leaves first use
+    /// them (vertices no triangle uses are left out). The fourth lane is unused: whole 16-byte
+    /// loads make a block's four corners four moves.
     positions: Vec<Vec4>,
     tri_count: usize,
     root: u32,
