@@ -146,6 +146,10 @@ impl WorldProduct for TreePrototypesProduct {
             return Ok((Box::new(Prototypes::none()), "no trees".into()));
         };
         let err = fail(ctx.plan(), self.name());
+        // The prototypes read nothing of the world but its spec, and their atlases are, with
+        // light transport, where a bake needs the most memory: what the cache can give back
+        // (the density volume, the tiles' meshes) is let go meanwhile.
+        ctx.release_stored_values();
         // Each prototype is an item shards split among them (growing and capturing is most of it).
         let growing = build::Growing::new(spec, world.spec.seed);
         let species = growing.species();
