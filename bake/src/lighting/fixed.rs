@@ -80,58 +80,84 @@ pub(crate) fn round(x: f32) -> i64 {
     ((x as f64 + SHIFT).to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64)
 }
 
-/// What light transport adds up: power per welded vertex (ambient RGB, direct-light RGB), the
-/// volume's sums per cell, and the flights traced.
+/// What light transport adds up: power per welded vertex (the ambient map's RGB and, in a scene
+/// with static lights, the direct-lights map's), the volume's sums per cell, and the flights
+/// traced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LightSums {
-    pub(crate) power: Vec<[i64; 6]>,
+    /// The ambient map: sky light and every bounce of every source.
+    pub(crate) ambient: Vec<[i64; 3]>,
+    /// The direct-lights map (the static lights' first landings): empty in a scene without
+    /// static lights, where it would be zero everywhere.
+    pub(crate) lights: Vec<[i64; 3]>,
     pub(crate) volume: VolumeAccumulator,
     pub(crate) flights: u64,
 }
 
-const SUMS_MAGIC: &[u8; 8] = b"KILNLS01";
+/// Exact per-vertex power sums as floats, for the filter.
+pub(crate) fn power_values(exact: &[[i64; 3]], fixed: &Fixed) -> Vec<[f32; 3]> {
+    use rayon::prelude::*;
+    exact.par_iter().map(|p| p.map(|u| fixed.surface_value(u))).collect()
+}
+
+const SUMS_MAGIC: &[u8; 8] = b"KILNLS02";
 /// Bytes before the sums in [`LightSums::to_bytes`]: magic, vertex count, cell count, flights.
 pub const SUMS_HEADER_LEN: usize = 32;
 
 impl LightSums {
-    /// Zero sums over `vertices` welded vertices and the volume of `volume`.
-    pub(crate) fn zeroed(vertices: usize, volume: VolumeAccumulator) -> LightSums {
-        let mut power = crate::mem::huge_vec(vertices);
-        power.resize(vertices, [0i64; 6]);
-        LightSums { power, volume, flights: 0 }
+    /// Zero sums over `vertices` welded vertices (with a direct-lights map if `lights`) and the
+    /// volume of `volume`.
+    pub(crate) fn zeroed(vertices: usize, lights: bool, volume: VolumeAccumulator) -> LightSums {
+        let map = |n: usize| {
+            let mut sums = crate::mem::huge_vec(n);
+            sums.resize(n, [0i64; 3]);
+            sums
+        };
+        LightSums { ambient: map(vertices), lights: map(if lights { vertices } else { 0 }), volume, flights: 0 }
     }
 
     /// Adds `other` (sums of the same shape) to these.
     pub fn merge(&mut self, other: &LightSums) {
         use rayon::prelude::*;
-        self.power.par_iter_mut().zip(&other.power).for_each(|(a, b)| {
-            for c in 0..6 {
-                a[c] = a[c].wrapping_add(b[c]);
-            }
-        });
+        for (mine, theirs) in [(&mut self.ambient, &other.ambient), (&mut self.lights, &other.lights)] {
+            mine.par_iter_mut().zip(theirs).for_each(|(a, b)| {
+                for c in 0..3 {
+                    a[c] = a[c].wrapping_add(b[c]);
+                }
+            });
+        }
         self.volume.merge(&other.volume);
         self.flights += other.flights;
     }
 
-    /// The power per welded vertex as floats, for the filter.
-    pub(crate) fn power(&self, fixed: &Fixed) -> Vec<[f32; 6]> {
+    /// The luminance of the power per welded vertex (both maps), for the pilot's filter.
+    pub(crate) fn luminance(&self, fixed: &Fixed) -> Vec<f32> {
         use rayon::prelude::*;
-        self.power.par_iter().map(|p| p.map(|u| fixed.surface_value(u))).collect()
+        let value = |p: &[i64; 3]| p.map(|u| fixed.surface_value(u));
+        self.ambient
+            .par_iter()
+            .enumerate()
+            .map(|(v, a)| {
+                let (a, l) = (value(a), self.lights.get(v).map_or([0.0; 3], value));
+                super::luminance([a[0] + l[0], a[1] + l[1], a[2] + l[2]])
+            })
+            .collect()
     }
 
     /// How many sums [`LightSums::to_bytes`] writes after its header ([`SUMS_HEADER_LEN`] bytes).
     pub fn word_count(&self) -> usize {
-        6 * self.power.len() + 2 * self.volume.cells() * BINS * 3
+        3 * (self.ambient.len() + self.lights.len()) + 2 * self.volume.cells() * BINS * 3
     }
 
-    /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums.
+    /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums: the ambient
+    /// map, the direct-lights map (if any), the volume.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(SUMS_HEADER_LEN + 8 * self.word_count());
         out.extend_from_slice(SUMS_MAGIC);
-        out.extend_from_slice(&(self.power.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(self.ambient.len() as u64).to_le_bytes());
         out.extend_from_slice(&(self.volume.cells() as u64).to_le_bytes());
         out.extend_from_slice(&self.flights.to_le_bytes());
-        for v in self.power.iter().flatten().chain(self.volume.values()) {
+        for v in self.ambient.iter().chain(&self.lights).flatten().chain(self.volume.values()) {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out
@@ -139,7 +165,7 @@ impl LightSums {
 
     /// Every sum, in [`LightSums::to_bytes`]' order.
     fn words_mut(&mut self) -> impl Iterator<Item = &mut i64> {
-        self.power.iter_mut().flatten().chain(self.volume.values_mut())
+        self.ambient.iter_mut().chain(&mut self.lights).flatten().chain(self.volume.values_mut())
     }
 
     /// Reads sums of the shape of `self` (zeroed or not: they are replaced) from
@@ -153,8 +179,8 @@ impl LightSums {
         let (Some(vertices), Some(stored_cells), Some(flights)) = (word(1), word(2), word(3)) else {
             return Err("truncated header".into());
         };
-        if vertices != self.power.len() as u64 || stored_cells != cells as u64 {
-            return Err(format!("sums of {vertices} vertices and {stored_cells} cells, expected {} and {cells}", self.power.len()));
+        if vertices != self.ambient.len() as u64 || stored_cells != cells as u64 {
+            return Err(format!("sums of {vertices} vertices and {stored_cells} cells, expected {} and {cells}", self.ambient.len()));
         }
         let expected = SUMS_HEADER_LEN + 8 * self.word_count();
         if bytes.len() != expected {

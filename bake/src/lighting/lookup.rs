@@ -16,8 +16,11 @@ pub struct LightLookup {
     weld: Vec<u32>,
     pos: Vec<Vec3A>,
     normal: Vec<Vec3A>,
-    /// `(ambient, lights)` irradiance per welded vertex, after filtering.
-    vertex: Vec<([f32; 3], [f32; 3])>,
+    /// Ambient irradiance per welded vertex, after filtering.
+    ambient: Vec<[f32; 3]>,
+    /// The static lights' direct irradiance per welded vertex, after filtering; `None` in a scene
+    /// without static lights (zero everywhere).
+    lights: Option<Vec<[f32; 3]>>,
     grid: VertexGrid,
     lookup_radius: f32,
     volume: IrradianceVolume,
@@ -38,14 +41,20 @@ pub(super) fn check_queries(positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Res
 impl LightLookup {
     pub(super) fn new(
         surface: Surface,
-        vertex: Vec<([f32; 3], [f32; 3])>,
+        ambient: Vec<[f32; 3]>,
+        lights: Option<Vec<[f32; 3]>>,
         grid: VertexGrid,
         lookup_radius: f32,
         volume: IrradianceVolume,
         stats: BakeStats,
     ) -> LightLookup {
         let Surface { weld, pos, normal, .. } = surface;
-        LightLookup { weld, pos, normal, vertex, grid, lookup_radius, volume, stats }
+        LightLookup { weld, pos, normal, ambient, lights, grid, lookup_radius, volume, stats }
+    }
+
+    /// `(ambient, lights)` at welded vertex `v`.
+    fn vertex(&self, v: usize) -> ([f32; 3], [f32; 3]) {
+        (self.ambient[v], self.lights.as_ref().map_or([0.0; 3], |l| l[v]))
     }
 
     /// The filtered irradiance (`ambient` and `lights`; `sun_moon` left zero) at points on or
@@ -89,7 +98,7 @@ impl LightLookup {
                 // vertex at `p` is the one welded from `b`.
                 let welded = self.weld.get(b as usize).map(|&w| w as usize);
                 let (ambient, lights) = match welded.filter(|&w| self.pos[w] == p) {
-                    Some(w) => self.vertex[w],
+                    Some(w) => self.vertex(w),
                     None => self.filtered(p, Vec3A::from(*n).normalize_or_zero()),
                 };
                 Irradiance { ambient, lights, ..Irradiance::default() }
@@ -117,7 +126,7 @@ impl LightLookup {
             }
         });
         if let Some(v) = exact {
-            return Some(self.vertex[v as usize]);
+            return Some(self.vertex(v as usize));
         }
         let mut best = [(f32::INFINITY, u32::MAX); 4];
         self.grid.for_each_near(p, r, |v| {
@@ -140,7 +149,7 @@ impl LightLookup {
         let (mut amb, mut lit, mut wsum) = ([0.0f32; 3], [0.0f32; 3], 0.0f32);
         for &(d2, v) in best.iter().filter(|b| b.1 != u32::MAX) {
             let w = 1.0 / d2.sqrt();
-            let (a, l) = self.vertex[v as usize];
+            let (a, l) = self.vertex(v as usize);
             for c in 0..3 {
                 amb[c] += w * a[c];
                 lit[c] += w * l[c];

@@ -277,13 +277,16 @@ fn bake_lighting_full(
 ) -> Result<BakedLighting, LightingError> {
     check_settings(bounds, volume, spec, water)?;
     let scene = PreparedScene::new(mesh)?;
-    bake_prepared_full(scene, bounds, volume, spec, seed, continuation, water, parts)
+    let baked = bake_prepared_full(scene, bounds, volume, spec, seed, continuation, water, parts, |bvh| bvh)?;
+    Ok(BakedLighting { lookup: baked.lookup, bvh: baked.tracer, celestial: celestial(spec), eps: baked.eps, water: water.cloned() })
 }
 
 /// [`bake_lighting_in_parts`] over a scene prepared beforehand, so that the caller can free the
-/// mesh it was prepared from before the paths are traced.
+/// mesh it was prepared from before the paths are traced, keeping only what the filtered queries
+/// read: the tracer goes as soon as the irradiance volume is finished, before the filter makes
+/// its buffers.
 #[allow(clippy::too_many_arguments)]
-pub fn bake_prepared_in_parts(
+pub fn bake_lookup_in_parts(
     scene: PreparedScene,
     bounds: ([f32; 3], [f32; 3]),
     volume: &VolumeDesc,
@@ -291,9 +294,31 @@ pub fn bake_prepared_in_parts(
     seed: u64,
     water: Option<&WaterMedium>,
     parts: &dyn PathParts,
-) -> Result<BakedLighting, LightingError> {
+) -> Result<LightLookup, LightingError> {
     check_settings(bounds, volume, spec, water)?;
-    bake_prepared_full(scene, bounds, volume, spec, seed, Continuation::WeightWindow, water, parts)
+    // The scene's build left its transients in the allocator's arenas, which tracing would not
+    // reuse: give them back before the sums are made.
+    crate::mem::return_freed_memory();
+    Ok(bake_prepared_full(scene, bounds, volume, spec, seed, Continuation::WeightWindow, water, parts, drop)?.lookup)
+}
+
+/// What [`bake_prepared_full`] gives back: the lookup, what it made of the tracer and the ray
+/// offset the tracer was used with.
+struct Finished<T> {
+    lookup: LightLookup,
+    tracer: T,
+    eps: f32,
+}
+
+/// Direction toward each of sun and moon that is above the horizon, with its irradiance.
+fn celestial(spec: &LightingSpec) -> Vec<(Vec3A, [f32; 3])> {
+    [
+        (spec.sun.direction_at(spec.time_of_day), spec.sun.color.map(|c| c * spec.sun.intensity)),
+        (spec.moon.direction_at(spec.time_of_day), spec.moon.color.map(|c| c * spec.moon.intensity)),
+    ]
+    .into_iter()
+    .filter_map(|(d, e)| d.map(|d| (Vec3A::from(d), e)))
+    .collect()
 }
 
 /// Checks everything but the mesh (see [`PreparedScene::new`]).
@@ -317,7 +342,7 @@ fn check_settings(bounds: ([f32; 3], [f32; 3]), volume: &VolumeDesc, spec: &Ligh
 }
 
 #[allow(clippy::too_many_arguments)]
-fn bake_prepared_full(
+fn bake_prepared_full<T>(
     prepared: PreparedScene,
     bounds: ([f32; 3], [f32; 3]),
     volume: &VolumeDesc,
@@ -326,7 +351,8 @@ fn bake_prepared_full(
     continuation: Continuation,
     water: Option<&WaterMedium>,
     parts: &dyn PathParts,
-) -> Result<BakedLighting, LightingError> {
+    keep_tracer: impl FnOnce(Bvh) -> T,
+) -> Result<Finished<T>, LightingError> {
     let PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo } = prepared;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
@@ -381,7 +407,8 @@ fn bake_prepared_full(
     // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
     // light goes; the rest follow a weight window built from it. Both shares carry the same
     // per-photon power, so together they are one unbiased estimate.
-    let zeroed = || LightSums::zeroed(surface.pos.len(), VolumeAccumulator::new(*volume, fixed));
+    let has_lights = sources.iter().any(|s| s.class == sources::Class::Light);
+    let zeroed = || LightSums::zeroed(surface.pos.len(), has_lights, VolumeAccumulator::new(*volume, fixed));
     let divisor = if continuation == Continuation::WeightWindow { PILOT_DIVISOR } else { 1 };
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
     let trace_phase = |ranges: &[(u64, u64)], importance: Option<&transport::Importance>, k: u32, n: u32, into: &mut LightSums| {
@@ -392,29 +419,32 @@ fn bake_prepared_full(
     let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&pilot, None, k, n, into), zeroed: &zeroed };
     parts.sums(&work, &mut sums)?;
     if divisor > 1 {
-        let importance = transport::Importance::from_brightness(&surface.luminance(sums.power(&fixed), spec.smoothing));
+        let importance = transport::Importance::from_brightness(&surface.luminance(sums.luminance(&fixed), spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
         let work = PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&rest, Some(&importance), k, n, into), zeroed: &zeroed };
         parts.sums(&work, &mut sums)?;
     }
-    let flights = sums.flights;
-    let power = sums.power(&fixed);
-    // The exact sums go before the filter makes its buffers: this is where the stage peaks.
-    drop(std::mem::take(&mut sums.power));
-    let vertex = surface.irradiance(power, spec.smoothing);
+    // This is where the stage peaks: what is no longer read goes before the next buffers are
+    // made. The volume is finished (its exact sums freed) while the tracer it needs is held;
+    // then the tracer goes unless the caller keeps it, then the exact vertex sums, before the
+    // filter makes its buffers.
+    let LightSums { ambient, lights, volume: accumulator, flights } = sums;
+    drop(corner_weld);
+    let volume = accumulator.finish(&bvh, lit_triangles as u32, hi.z, eps);
+    let tracer = keep_tracer(bvh);
+    // One map at a time: the filter's buffers then hold three channels and the area.
+    let filtered = |exact: Vec<[i64; 3]>| {
+        let power = fixed::power_values(&exact, &fixed);
+        drop(exact);
+        surface.irradiance(power, spec.smoothing)
+    };
+    let ambient = filtered(ambient);
+    let lights = (!lights.is_empty()).then(|| filtered(lights));
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
-    let volume = sums.volume.finish(&bvh, lit_triangles as u32, hi.z, eps);
-    let celestial = [
-        (spec.sun.direction_at(spec.time_of_day), spec.sun.color.map(|c| c * spec.sun.intensity)),
-        (spec.moon.direction_at(spec.time_of_day), spec.moon.color.map(|c| c * spec.moon.intensity)),
-    ]
-    .into_iter()
-    .filter_map(|(d, e)| d.map(|d| (Vec3A::from(d), e)))
-    .collect();
     let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: lit_triangles, area: surface.total_area };
-    let lookup = LightLookup::new(surface, vertex, grid, lookup_radius, volume, stats);
-    Ok(BakedLighting { lookup, bvh, celestial, eps, water: water.cloned() })
+    let lookup = LightLookup::new(surface, ambient, lights, grid, lookup_radius, volume, stats);
+    Ok(Finished { lookup, tracer, eps })
 }
 
 /// The start of part `k` of `n` of the index range `a..b` (the end of part `n - 1` is `b`).

@@ -17,7 +17,6 @@ use glam::Vec3A;
 use rayon::prelude::*;
 
 use super::fixed::Fixed;
-use super::luminance;
 
 /// The welded mesh with its adjacency and deposit accumulators.
 pub(crate) struct Surface {
@@ -97,30 +96,34 @@ impl Surface {
             adj_start[i + 1] = out as u32;
         }
         adj.truncate(out);
+        // About half the slots were duplicates; a mapped block shrinks in place.
+        adj.shrink_to_fit();
         let edges = (indices.len()).max(1) as f64;
         Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge: (edge_sum / edges) as f32 }
     }
 
-    /// Runs the filter over `power` (per welded vertex: ambient RGB, direct-light RGB) and
-    /// returns per welded vertex irradiance `(ambient, direct lights)`.
-    /// Takes `power` so that it is freed before the filter's buffers are made.
-    pub(crate) fn irradiance(&self, power: Vec<[f32; 6]>, iterations: u32) -> Vec<([f32; 3], [f32; 3])> {
-        let values = power.iter().zip(&self.area).map(|(p, &a)| [p[0], p[1], p[2], p[3], p[4], p[5], a]).collect();
+    /// Runs the filter over `power` (one map's RGB per welded vertex) and returns the irradiance
+    /// per welded vertex. Takes `power` so that it is freed before the filter's buffers are made.
+    /// The filter treats every channel alike and apart, so filtering one map at a time gives the
+    /// bits of filtering them together.
+    pub(crate) fn irradiance(&self, power: Vec<[f32; 3]>, iterations: u32) -> Vec<[f32; 3]> {
+        let values = power.iter().zip(&self.area).map(|(p, &a)| [p[0], p[1], p[2], a]).collect();
         drop(power);
-        self.filter::<7>(values, iterations)
+        self.filter::<4>(values, iterations)
             .iter()
             .map(|x| {
-                let inv = if x[6] > 0.0 { 1.0 / x[6] } else { 0.0 };
-                ([x[0] * inv, x[1] * inv, x[2] * inv], [x[3] * inv, x[4] * inv, x[5] * inv])
+                let inv = if x[3] > 0.0 { 1.0 / x[3] } else { 0.0 };
+                [x[0] * inv, x[1] * inv, x[2] * inv]
             })
             .collect()
     }
 
-    /// [`Surface::irradiance`] reduced to the luminance of its sum, filtering only that and the
-    /// area (the filter is linear, so this is the same value for a third of the work).
-    pub(crate) fn luminance(&self, power: Vec<[f32; 6]>, iterations: u32) -> Vec<f32> {
-        let values = power.iter().zip(&self.area).map(|(p, &a)| [luminance([p[0] + p[3], p[1] + p[4], p[2] + p[5]]), a]).collect();
-        drop(power);
+    /// [`Surface::irradiance`] of the luminance of every map's power (`luminance`), filtering
+    /// only that and the area (the filter is linear, so this is the same value for a third of
+    /// the work).
+    pub(crate) fn luminance(&self, luminance: Vec<f32>, iterations: u32) -> Vec<f32> {
+        let values = luminance.iter().zip(&self.area).map(|(&l, &a)| [l, a]).collect();
+        drop(luminance);
         self.filter::<2>(values, iterations).iter().map(|x| if x[1] > 0.0 { x[0] / x[1] } else { 0.0 }).collect()
     }
 
@@ -166,18 +169,16 @@ impl Surface {
         &self.adj[self.adj_start[i] as usize..self.adj_start[i + 1] as usize]
     }
 
-    /// Adds deposits whose welded vertex lies in `range` to `power` (which holds `range`), in
-    /// fixed units (exact in any order).
-    pub(crate) fn apply(power: &mut [[i64; 6]], range_start: usize, deposits: &[Deposit], fixed: &Fixed) {
+    /// Adds the deposits of map `map` whose welded vertex lies in `range` to `power` (which holds
+    /// `range`), in fixed units (exact in any order).
+    pub(crate) fn apply(power: &mut [[i64; 3]], range_start: usize, map: u8, deposits: &[Deposit], fixed: &Fixed) {
         let end = range_start + power.len();
-        for d in deposits {
+        for d in deposits.iter().filter(|d| d.map == map) {
             for k in 0..3 {
                 let v = d.verts[k] as usize;
                 if v >= range_start && v < end {
-                    let acc = &mut power[v - range_start];
-                    let base = 3 * d.map as usize;
-                    for c in 0..3 {
-                        acc[base + c] = acc[base + c].wrapping_add(fixed.surface(d.power[c] * d.weights[k]));
+                    for (acc, p) in power[v - range_start].iter_mut().zip(d.power) {
+                        *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
                     }
                 }
             }
@@ -323,10 +324,12 @@ mod tests {
     fn filter_preserves_uniform_irradiance_exactly() {
         let (pos, idx) = strip(12);
         let s = Surface::new(&pos, &idx);
-        let power: Vec<[f32; 6]> = s.area.iter().map(|&a| [2.0 * a, 3.0 * a, 4.0 * a, 0.5 * a, 0.0, a]).collect();
-        for (amb, lit) in s.irradiance(power.clone(), 7) {
-            for (x, e) in amb.iter().chain(&lit).zip([2.0, 3.0, 4.0, 0.5, 0.0, 1.0]) {
-                assert!((x - e).abs() < 1e-5 * e.max(1.0), "{x} vs {e}");
+        for expected in [[2.0, 3.0, 4.0], [0.5, 0.0, 1.0]] {
+            let power: Vec<[f32; 3]> = s.area.iter().map(|&a| expected.map(|e| e * a)).collect();
+            for irradiance in s.irradiance(power, 7) {
+                for (x, e) in irradiance.iter().zip(expected) {
+                    assert!((x - e).abs() < 1e-5 * e.max(1.0), "{x} vs {e}");
+                }
             }
         }
     }
@@ -335,18 +338,18 @@ mod tests {
     fn filter_reaches_exactly_k_edges() {
         let (pos, idx) = strip(40);
         let s = Surface::new(&pos, &idx);
-        let mut power = vec![[0.0; 6]; s.pos.len()];
-        power[0] = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0];
-        let e = s.irradiance(power.clone(), 10);
+        let mut power = vec![[0.0; 3]; s.pos.len()];
+        power[0] = [1.0, 1.0, 1.0];
+        let e = s.irradiance(power, 10);
         // Vertex 2i sits i quads along the strip, at graph distance i from vertex 0 (vertices 2i
         // and 2i+1 are linked diagonally, so the far side of a quad is no further away).
         for i in 0..=40 {
-            let lit = e[2 * i].0[0] > 0.0;
+            let lit = e[2 * i][0] > 0.0;
             assert_eq!(lit, i <= 10, "column {i}: {:?}", e[2 * i]);
         }
         // Total power is conserved up to the filter's normalisation: the filtered field stays
         // within the raw range.
-        assert!(e.iter().all(|x| x.0[0] <= 1.0 / s.area[0] + 1e-4));
+        assert!(e.iter().all(|x| x[0] <= 1.0 / s.area[0] + 1e-4));
     }
 
     #[test]

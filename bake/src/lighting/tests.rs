@@ -389,9 +389,12 @@ fn any_split_of_the_paths_into_parts_gives_the_same_bits() {
         assert!(room_bits(&parts, &pos) == bits, "{n} parts differ from one piece");
     }
     // A part's bytes must be read into sums of the same shape, and intact.
-    let mut small = LightSums::zeroed(3, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0)));
-    let bytes = LightSums::zeroed(4, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0))).to_bytes();
+    let zeroed = |vertices, lights| LightSums::zeroed(vertices, lights, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0)));
+    let mut small = zeroed(3, true);
+    let bytes = zeroed(4, true).to_bytes();
     assert!(small.read_bytes(&bytes).unwrap_err().contains("4 vertices"));
+    let without_lights = zeroed(3, false).to_bytes();
+    assert!(small.read_bytes(&without_lights).is_err(), "sums without a direct-lights map are another shape");
     assert!(small.read_bytes(&bytes[..40]).is_err());
     let before = small.clone();
     assert!(small.add_bytes(&[&bytes[SUMS_HEADER_LEN..]], 1).is_err(), "sums of another shape are not added");

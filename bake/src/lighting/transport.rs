@@ -124,7 +124,7 @@ pub(crate) fn trace_all(
     }
     let total = first.last().copied().unwrap_or(0);
     let threads = rayon::current_num_threads();
-    let LightSums { power, volume, flights } = sums;
+    let LightSums { ambient, lights, volume, flights } = sums;
     // Reused from batch to batch: fresh buffers every batch cost page faults and zeroing.
     let (mut deposits, mut segments): (Vec<Deposit>, Vec<Segment>) = (Vec::new(), Vec::new());
     let mut starts: Vec<(Rng, Emission)> = Vec::new();
@@ -176,9 +176,15 @@ pub(crate) fn trace_all(
             deposits.extend_from_slice(&r.deposits);
             segments.extend_from_slice(&r.segments);
         }
-        let per_task = power.len().div_ceil(4 * threads).max(1);
+        let per_task = ambient.len().div_ceil(4 * threads).max(1);
+        let add_map = |sums: &mut Vec<[i64; 3]>, map: u8| {
+            sums.par_chunks_mut(per_task).enumerate().for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, map, &deposits, &scene.fixed))
+        };
         rayon::join(
-            || power.par_chunks_mut(per_task).enumerate().for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, &deposits, &scene.fixed)),
+            || {
+                add_map(ambient, 0);
+                add_map(lights, 1);
+            },
             || volume.add(&segments),
         );
         batch_start = batch_end;

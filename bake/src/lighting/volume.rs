@@ -183,7 +183,8 @@ impl VolumeAccumulator {
     }
 
     /// Normalises by air volume and fills rock cells. `top` is a height above all geometry.
-    pub(crate) fn finish(&self, bvh: &Bvh, lit_triangles: u32, top: f32, eps: f32) -> IrradianceVolume {
+    /// Takes the sums so that they are freed before the rock cells are filled from copies.
+    pub(crate) fn finish(self, bvh: &Bvh, lit_triangles: u32, top: f32, eps: f32) -> IrradianceVolume {
         let desc = self.desc;
         let air = air_fraction(&desc, self.cell, bvh, lit_triangles, top, eps);
         let volume = self.cell.element_product();
@@ -205,6 +206,7 @@ impl VolumeAccumulator {
                 }
             }
         }
+        drop(self.sums);
         // Two rounds of filling reach every cell that trilinear interpolation at an air point
         // can touch; deeper rock stays zero.
         for _ in 0..2 {

@@ -20,7 +20,7 @@ use super::BakeError;
 use super::lod::{TileId, Tiling};
 use super::transport_parts::CachedParts;
 use crate::lighting::{
-    bake_prepared_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, LightingSpec, Occluders, PathParts, PreparedScene, SceneMesh,
+    bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, LightingSpec, Occluders, PathParts, PreparedScene, SceneMesh,
     VolumeDesc, WaterMedium,
 };
 
@@ -106,10 +106,11 @@ fn bake_world(
         });
         let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
         PreparedScene::new(&mesh)?
-        // The mesh and the occluders' buffers go here.
     };
-    let baked = bake_prepared_in_parts(scene, bounds, &desc, spec, seed, water, parts)?;
-    Ok(WorldLighting { lookup: baked.into_lookup(), first_vertex })
+    // The joined mesh went with the block above; the occluders' own buffers go too.
+    drop(occluders);
+    let lookup = bake_lookup_in_parts(scene, bounds, &desc, spec, seed, water, parts)?;
+    Ok(WorldLighting { lookup, first_vertex })
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct

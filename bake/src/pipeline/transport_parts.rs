@@ -23,7 +23,7 @@ use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, SUMS_HEADE
 const PART_COMPRESSION: i32 = 3;
 
 /// Version of a stored slice's layout ([`encode_slice`]), in its cache key.
-const SLICE_LAYOUT: u128 = 2;
+const SLICE_LAYOUT: u128 = 3;
 
 /// The parts of light transport in the stage cache, seen from shard `index` of `count`.
 pub(super) struct CachedParts<'a> {
