@@ -17,11 +17,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use kiln_formats::sections::{PackInfo, PackKind};
-use kiln_formats::PackBuilder;
 use rayon::prelude::*;
 
-use super::hit_check;
 use super::inputs::settings_hash;
 use super::lod::{TileId, Tiling};
 use super::product::{AnyValue, OccluderMesh, TileOutput, TileProduct, WorldProduct, WorldValue};
@@ -29,7 +26,6 @@ use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs};
-use super::tile::{BakedTile, TileSummary};
 use super::BakeError;
 use super::{writer_version, StageTiming, PACK_VERSION};
 use crate::lighting::WaterMedium;
@@ -64,6 +60,8 @@ impl<'a> Plan<'a> {
 
 #[path = "engine_memory.rs"]
 mod memory;
+#[path = "engine_packs.rs"]
+mod packs;
 #[path = "engine_shards.rs"]
 mod shards;
 pub use shards::StageStatus;
@@ -411,75 +409,6 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(key.with("world name", settings_hash(&self.plan.world.spec.name)).with("writer", settings_hash(&writer_version())))
-    }
-
-    /// The packs of `wanted` (indices into the plan's tiles), from the cache or baked.
-    pub fn packs(&self, wanted: &[usize]) -> Result<Vec<BakedTile>, BakeError> {
-        let pack_keys = wanted.iter().map(|&t| self.pack_key(t)).collect::<Result<Vec<_>, _>>()?;
-        let products: Vec<&dyn TileProduct> = self.registry.tile_products().collect();
-        let mut packs: Vec<Option<BakedTile>> = self.timed("packs", || {
-            wanted
-                .par_iter()
-                .zip(&pack_keys)
-                .map(|(&t, key)| {
-                    let id = self.plan.tiles[t];
-                    let want =
-                        hit_check::PackIdentity { id, world_name: &self.plan.world.spec.name, inputs_hash: key.key().0 as u64, products: &products };
-                    self.cache.lookup(&id.label(), key, |b| hit_check::pack(&b, &want))
-                })
-                .collect()
-        });
-        let missing: Vec<usize> = (0..wanted.len()).filter(|&j| packs[j].is_none()).collect();
-        let missing_tiles: Vec<usize> = missing.iter().map(|&j| wanted[j]).collect();
-        for (i, entry) in self.registry.entries().iter().enumerate() {
-            if let Entry::Tile(_) = entry {
-                self.resolve_tiles(i, &missing_tiles)?;
-                self.release_unread_after(i);
-            }
-        }
-        // Tile outputs released along the way (see `release_stored_values`) are read back.
-        for (i, entry) in self.registry.entries().iter().enumerate() {
-            if let Entry::Tile(_) = entry {
-                self.resolve_tiles(i, &missing_tiles)?;
-            }
-        }
-        let assembled: Vec<BakedTile> = self.timed("packs", || {
-            missing
-                .par_iter()
-                .map(|&j| {
-                    let baked = self.assemble(wanted[j], pack_keys[j].key().0 as u64)?;
-                    self.cache.computed(&baked.id.label(), &pack_keys[j], &baked.to_bytes());
-                    Ok(baked)
-                })
-                .collect::<Result<_, BakeError>>()
-        })?;
-        self.note("packs", format!("{} assembled, {} from the cache", missing.len(), wanted.len() - missing.len()));
-        for (&j, b) in missing.iter().zip(assembled) {
-            packs[j] = Some(b);
-        }
-        Ok(packs.into_iter().map(|p| p.expect("every pack is present")).collect())
-    }
-
-    fn assemble(&self, t: usize, inputs_hash: u64) -> Result<BakedTile, BakeError> {
-        let id = self.plan.tiles[t];
-        let pack_err = |source| BakeError::Pack { world: self.plan.world_name(), what: format!("tile {id}: packing"), source };
-        let mut pack = PackBuilder::new(writer_version());
-        pack.add(&PackInfo {
-            kind: PackKind::Tile { level: id.level, x: id.x, y: id.y },
-            world_name: self.plan.world.spec.name.clone(),
-            inputs_hash,
-        })
-        .map_err(pack_err)?;
-        let mut summary: Option<TileSummary> = None;
-        for p in self.registry.tile_products() {
-            let out = self.tile_output(p.name(), t)?;
-            for s in &out.sections {
-                pack.add_raw(s.kind, s.required, s.bytes.clone()).map_err(pack_err)?;
-            }
-            summary = summary.or(out.summary);
-        }
-        let summary = summary.ok_or_else(|| self.plan.internal(format_args!("tile {id}: no product summarised it")))?;
-        Ok(BakedTile { id, summary, pack: pack.to_bytes().map_err(pack_err)? })
     }
 
     /// The light-occluder keys of every world product that adds occluders to light transport, in

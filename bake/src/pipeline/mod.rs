@@ -39,12 +39,12 @@ use engine::{Engine, Plan};
 pub use error::BakeError;
 pub use failpoint::ENV as FAILPOINT_VARIABLE;
 pub use lod::{TileId, Tiling};
-use output::Staging;
+use output::{OutputFiles, Staging};
 use progress::{NoProgress, Progress};
 pub use registry::Registry;
 pub use role::BakeRole;
 pub use stage_cache::{StageCache, StageInputs, Tally};
-use tile::BakedTile;
+use tile::PackedTile;
 
 use crate::world::World;
 
@@ -179,7 +179,8 @@ fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn 
     let registry = Registry::standard();
     let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role);
     let own: Vec<usize> = (0..plan.tiles.len()).filter(|&t| role.owns(t)).collect();
-    let tiles = engine.packs(&own)?;
+    // A shard's packs go to the cache only.
+    let tiles = engine.packs_into(&own, &|_| Ok(()))?;
     engine.shared_packs()?;
     let dims = world.dims();
     Ok(BakeReport {
@@ -207,8 +208,9 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
     let registry = Registry::standard();
     let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role);
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
-    let tiles = engine.packs(&all)?;
-    let shared: Vec<(String, Vec<u8>)> = engine.shared_packs()?.into_iter().map(|(name, bytes)| (format!("shared/{name}.kpack"), bytes)).collect();
+    // Each pack goes to the output as soon as it is made (compared with the previous bake's).
+    let output = OutputFiles::new(staging);
+    let tiles = engine.packs_into(&all, &|baked| output.put(&baked.id.pack_path(), &baked.pack))?;
     let mut stages = engine.timings();
     let vertices: u64 = tiles.iter().map(|b| b.summary.vertex_count as u64).sum();
     let triangles: u64 = tiles.iter().map(|b| b.summary.triangle_count as u64).sum();
@@ -217,32 +219,22 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
     }
 
     let clock = Instant::now();
-    let manifest_bytes = manifest_pack(&plan, &tiles, &shared)?;
-    let mut files: Vec<(String, &[u8])> = tiles.iter().map(|t| (t.id.pack_path(), t.pack.as_slice())).collect();
-    files.extend(shared.iter().map(|(path, bytes)| (path.clone(), bytes.as_slice())));
-    files.push(("manifest.kpack".to_owned(), &manifest_bytes));
-    let bytes_written: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
-    let dest = staging.dest().to_owned();
-    let wrote_output = !output::matches(&dest, &files);
-    let out_dir = if wrote_output {
-        let bar = progress.start("write", files.len() as u64);
-        for (path, bytes) in &files {
-            staging.write(path, bytes)?;
-            bar.advance(1);
-        }
-        drop(bar);
-        staging.commit()?
-    } else {
-        dest
-    };
+    let mut shared = Vec::new();
+    for (name, bytes) in engine.shared_packs()? {
+        let path = format!("shared/{name}.kpack");
+        output.put(&path, &bytes)?;
+        shared.push(SharedPack { product: name.to_owned(), path, content_hash: xxh3_64(&bytes), file_len: bytes.len() as u64 });
+    }
+    output.put("manifest.kpack", &manifest_pack(&plan, &tiles, shared)?)?;
+    let (files, bytes_written) = output.totals();
+    let dest = output.dest().to_owned();
+    let committed = output.finish()?;
+    let wrote_output = committed.is_some();
+    let out_dir = committed.unwrap_or(dest);
     stages.push(StageTiming {
         name: "write",
         seconds: clock.elapsed().as_secs_f64(),
-        detail: if wrote_output {
-            format!("{} packs, {:.1} MB", files.len(), bytes_written as f64 / 1e6)
-        } else {
-            "output already up to date".into()
-        },
+        detail: if wrote_output { format!("{files} packs, {:.1} MB", bytes_written as f64 / 1e6) } else { "output already up to date".into() },
     });
     let dims = world.dims();
     Ok(BakeReport {
@@ -261,8 +253,8 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
 }
 
 /// The manifest pack: `PINF`, `MNFT`, `SRCF` and, when products wrote world-wide packs
-/// (`shared`: path and bytes), `SHRD` listing them with their hashes.
-fn manifest_pack(plan: &Plan, tiles: &[BakedTile], shared: &[(String, Vec<u8>)]) -> Result<Vec<u8>, BakeError> {
+/// (`shared`), `SHRD` listing them with their hashes.
+fn manifest_pack(plan: &Plan, tiles: &[PackedTile], shared: Vec<SharedPack>) -> Result<Vec<u8>, BakeError> {
     let spec = &plan.world.spec;
     let dims = plan.world.dims();
     let world_hash = world_hash(plan.world);
@@ -285,20 +277,14 @@ fn manifest_pack(plan: &Plan, tiles: &[BakedTile], shared: &[(String, Vec<u8>)])
     pack.add(&manifest).map_err(pack_err)?;
     pack.add(&plan.world.embedded_sources()).map_err(pack_err)?;
     if !shared.is_empty() {
-        let list = shared.iter().map(|(path, bytes)| SharedPack {
-            product: path.trim_start_matches("shared/").trim_end_matches(".kpack").to_owned(),
-            path: path.clone(),
-            content_hash: xxh3_64(bytes),
-            file_len: bytes.len() as u64,
-        });
-        pack.add(&SharedPacks(list.collect())).map_err(pack_err)?;
+        pack.add(&SharedPacks(shared)).map_err(pack_err)?;
     }
     pack.to_bytes().map_err(pack_err)
 }
 
 /// Manifest nodes in tile order, with geometric errors made monotonic (a parent's error is at least
 /// its children's) so a viewer refining by screen-space error never refines into a coarser surface.
-fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
+fn quadtree_nodes(tiles: &[PackedTile]) -> Vec<TileNode> {
     let mut error: std::collections::BTreeMap<TileId, f32> = std::collections::BTreeMap::new();
     for t in tiles {
         // Tiles come sorted by level, so children are done before their parent.
@@ -319,8 +305,8 @@ fn quadtree_nodes(tiles: &[BakedTile]) -> Vec<TileNode> {
             bounds_max: t.summary.bounds.1,
             geometric_error: error[&t.id],
             path: t.id.pack_path(),
-            content_hash: xxh3_64(&t.pack),
-            file_len: t.pack.len() as u64,
+            content_hash: t.content_hash,
+            file_len: t.file_len,
             vertex_count: t.summary.vertex_count,
             triangle_count: t.summary.triangle_count,
         })

@@ -199,6 +199,19 @@ impl Staging {
         Ok(())
     }
 
+    /// Puts the previous bake's file `relative` into the staging directory unchanged: a hard link
+    /// (packs are only ever replaced whole, never written in place), else a copy.
+    fn keep(&self, relative: &str) -> Result<(), BakeError> {
+        let (from, to) = (self.dest.join(relative), self.dir.join(relative));
+        if let Some(p) = to.parent() {
+            fs::create_dir_all(p).map_err(|e| BakeError::io(p, e))?;
+        }
+        if fs::hard_link(&from, &to).is_err() {
+            fs::copy(&from, &to).map_err(|e| BakeError::io(&from, e))?;
+        }
+        Ok(())
+    }
+
     /// Makes every file written so far durable: one `syncfs` of the file system on Linux (hundreds of
     /// per-file fsyncs would cost seconds), a per-file fsync elsewhere.
     fn sync_all(&self) -> Result<(), BakeError> {
@@ -333,20 +346,62 @@ fn exchange_unsupported(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Unsupported
 }
 
-/// Whether `dest` already holds exactly `files` (relative path, bytes) and nothing else, so a
-/// rebake with unchanged output need not write anything.
-pub fn matches(dest: &Path, files: &[(String, &[u8])]) -> bool {
-    let mut expected: std::collections::BTreeSet<PathBuf> = files.iter().map(|(p, _)| dest.join(p)).collect();
-    let Ok(found) = kiln_formats::find_packs(dest) else {
-        return false;
-    };
-    if found.len() != expected.len() || !found.iter().all(|p| expected.remove(p)) {
-        return false;
+/// A bake's output files as they are made (packs from many threads, as each is finished): each is
+/// compared with the previous bake's file at its path and written into the staging directory only
+/// where it differs, so no file waits in memory for the others, and a rebake whose output is
+/// unchanged writes nothing.
+pub struct OutputFiles {
+    staging: Staging,
+    /// Every file given so far, and whether it was written (else it is the previous bake's).
+    given: std::sync::Mutex<Vec<(String, bool)>>,
+    bytes: std::sync::atomic::AtomicU64,
+}
+
+impl OutputFiles {
+    pub fn new(staging: Staging) -> OutputFiles {
+        OutputFiles { staging, given: Default::default(), bytes: Default::default() }
     }
-    files.iter().all(|(p, bytes)| {
-        let path = dest.join(p);
-        fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == *bytes)
-    })
+
+    /// Adds `bytes` as the file `relative` of the output.
+    pub fn put(&self, relative: &str, bytes: &[u8]) -> Result<(), BakeError> {
+        let path = self.staging.dest.join(relative);
+        let same = fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == bytes);
+        if !same {
+            self.staging.write(relative, bytes)?;
+        }
+        self.given.lock().expect("output files").push((relative.to_owned(), !same));
+        self.bytes.fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Where the output goes.
+    pub fn dest(&self) -> &Path {
+        self.staging.dest()
+    }
+
+    /// Files given and their bytes.
+    pub fn totals(&self) -> (usize, u64) {
+        (self.given.lock().expect("output files").len(), self.bytes.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Finishes the output: `None` if the previous bake holds exactly the files given, with their
+    /// bytes, and nothing else (nothing is written); else the files the previous bake already
+    /// held are linked (or copied) into the staging directory beside those written, and it is
+    /// committed in the previous bake's place.
+    pub fn finish(self) -> Result<Option<PathBuf>, BakeError> {
+        let given = self.given.into_inner().expect("output files");
+        let dest = &self.staging.dest;
+        if given.iter().all(|(_, written)| !written) {
+            let mut expected: std::collections::BTreeSet<PathBuf> = given.iter().map(|(p, _)| dest.join(p)).collect();
+            if kiln_formats::find_packs(dest).is_ok_and(|found| found.len() == expected.len() && found.iter().all(|p| expected.remove(p))) {
+                return Ok(None);
+            }
+        }
+        for (relative, _) in given.iter().filter(|(_, written)| !written) {
+            self.staging.keep(relative)?;
+        }
+        self.staging.commit().map(Some)
+    }
 }
 
 #[cfg(test)]
@@ -362,6 +417,39 @@ mod tests {
         for good in ["tiny", "ice_caves", "a.b", "a..b", "x-1"] {
             assert!(check_name(out, good).is_ok(), "{good:?} refused");
         }
+    }
+
+    #[test]
+    fn only_changed_files_are_written_and_an_unchanged_output_is_left_alone() {
+        let out = std::env::temp_dir().join(format!("kiln-output-files-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&out);
+        let bake = |files: &[(&str, &[u8])]| {
+            let output = OutputFiles::new(Staging::new(&out, "w").unwrap());
+            std::thread::scope(|s| {
+                for (path, bytes) in files {
+                    let output = &output;
+                    s.spawn(move || output.put(path, bytes).unwrap());
+                }
+            });
+            assert_eq!(output.totals(), (files.len(), files.iter().map(|f| f.1.len() as u64).sum()));
+            output.finish().unwrap()
+        };
+        let read = |p: &str| fs::read(out.join("w").join(p)).unwrap();
+        let first: &[(&str, &[u8])] = &[("manifest.kpack", b"m1"), ("tiles/a.kpack", b"a1"), ("tiles/b.kpack", b"b1")];
+        assert!(bake(first).is_some(), "a first bake is written");
+        assert!(bake(first).is_none(), "the same files again write nothing");
+        let staged = |name: &str| fs::read_dir(&out).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with(name));
+        assert!(!staged(".w.staging"), "an unused staging directory is removed");
+        // One file changes, one goes: the unchanged file is kept from the previous bake.
+        assert!(bake(&[("manifest.kpack", b"m2"), ("tiles/a.kpack", b"a1")]).is_some());
+        assert_eq!((read("manifest.kpack"), read("tiles/a.kpack")), (b"m2".to_vec(), b"a1".to_vec()));
+        assert!(!out.join("w/tiles/b.kpack").exists(), "a file the new bake lacks is gone");
+        // The same files, but the previous bake has one more: the output is rewritten without it.
+        fs::write(out.join("w/tiles/c.kpack"), b"c").unwrap();
+        assert!(bake(&[("manifest.kpack", b"m2"), ("tiles/a.kpack", b"a1")]).is_some());
+        assert!(!out.join("w/tiles/c.kpack").exists());
+        assert_eq!(read("tiles/a.kpack"), b"a1");
+        let _ = fs::remove_dir_all(&out);
     }
 
     #[test]

@@ -56,7 +56,22 @@ pub struct BakedTile {
     pub pack: Vec<u8>,
 }
 
+/// What the manifest records of a finished tile pack once the pack itself is written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedTile {
+    pub id: TileId,
+    pub summary: TileSummary,
+    /// xxh3-64 of the pack's bytes.
+    pub content_hash: u64,
+    pub file_len: u64,
+}
+
 impl BakedTile {
+    /// What the manifest records of this pack.
+    pub fn record(&self) -> PackedTile {
+        PackedTile { id: self.id, summary: self.summary, content_hash: xxhash_rust::xxh3::xxh3_64(&self.pack), file_len: self.pack.len() as u64 }
+    }
+
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(TileSummary::BYTES + self.pack.len());
         self.summary.write(&mut out);
