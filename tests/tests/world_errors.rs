@@ -59,7 +59,7 @@ fn a_world_beyond_the_memory_budget_is_refused_with_the_estimate() {
     assert_eq!(bake(&world, &out, &["--memory-budget", "20M"]), 2);
     assert!(!out.join("tiny").exists(), "a refused world writes nothing");
     let spec = kiln_bake::world::load_world(&world).unwrap().spec;
-    let estimate = kiln_bake::budget::Estimate::of(&spec, 2);
+    let estimate = kiln_bake::budget::Estimate::of(&spec, 2, true);
     let budget = kiln_bake::budget::Budget { bytes: 20 << 20, source: "--memory-budget" };
     let msg = kiln_bake::budget::check(&world, &estimate, Some(&budget)).unwrap_err().to_string();
     assert!(msg.contains("estimated peak memory") && msg.contains("> 20 MiB; reduce volume.size"), "{msg}");

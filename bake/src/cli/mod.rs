@@ -397,7 +397,7 @@ fn run_bake(
     memory_budget: Option<u64>,
 ) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
-    let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?);
+    let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?, opts.cache.is_some());
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();
