@@ -17,10 +17,9 @@ const SAH_MAX_DEPTH: u32 = 40;
 /// Subtrees with more triangles than this are built on another rayon task.
 const PARALLEL_THRESHOLD: usize = 16 * 1024;
 
-enum BuildNode {
-    Leaf { start: u32, count: u32 },
-    Inner { boxes: [Aabb; 2], kids: Box<[BuildNode; 2]> },
-}
+#[path = "build_tree.rs"]
+mod tree;
+use tree::{BuildNode, NodeRef};
 
 /// A triangle during the build: its box and id in one 28-byte record, partitioned in place (the
 /// centroid is recomputed where needed), about half the bytes of ids into separate box and
@@ -123,7 +122,7 @@ impl Bvh {
 
         // Each leaf starts a new block: number the blocks in leaf order.
         let mut leaves = Vec::new();
-        collect_leaves(&tree, &mut leaves);
+        NodeRef::Boxed(&tree).collect_leaves(&mut leaves);
         leaves.sort_unstable_by_key(|l| l.0);
         let mut first_block = vec![0u32; tri_count + 1];
         let mut block_count = 0u32;
@@ -142,7 +141,7 @@ impl Bvh {
         };
         // Flattening is serial; the leaf blocks are filled beside it.
         let (root, ()) = rayon::join(
-            || flatten(&tree, &first_block, &mut nodes),
+            || flatten(NodeRef::Boxed(&tree), &first_block, &mut nodes),
             || {
                 blocks.par_extend(leaves.par_iter().flat_map_iter(|&(start, count)| {
                     ids[start as usize..(start + count) as usize].chunks(BLOCK).map(|chunk| {
@@ -226,7 +225,7 @@ fn build_runs(prims: &mut [Prim], runs: &[u32]) -> (BuildNode, Bounds) {
     let run_count = runs.iter().filter(|&&r| r > 0).count();
     if run_count <= 1 {
         let bounds = Bounds::of(prims);
-        return (build_node(prims, 0, 0, bounds), bounds);
+        return (build_subtree(prims, 0, 0, bounds), bounds);
     }
     // The top tree is at most `top_depth` deep (see `join_runs`); the runs' subtrees count from
     // there, so the depth bound of the whole tree still holds.
@@ -243,7 +242,7 @@ fn build_runs(prims: &mut [Prim], runs: &[u32]) -> (BuildNode, Bounds) {
         .into_par_iter()
         .map(|(run, offset)| {
             let bounds = Bounds::of(run);
-            (build_node(run, offset, top_depth, bounds), bounds, run.len() as u32)
+            (build_subtree(run, offset, top_depth, bounds), bounds, run.len() as u32)
         })
         .collect();
     join_runs(subtrees, 0, top_depth)
@@ -302,6 +301,17 @@ fn join_runs(items: Vec<(BuildNode, Bounds, u32)>, depth: u32, max_depth: u32) -
     (BuildNode::Inner { boxes: [lb.boxes, rb.boxes], kids: Box::new([l, r]) }, all)
 }
 
+/// [`build_node`], storing a subtree built on one thread compactly as soon as it is made.
+fn build_subtree(prims: &mut [Prim], offset: u32, depth: u32, bounds: Bounds) -> BuildNode {
+    let serial = prims.len() <= PARALLEL_THRESHOLD;
+    let node = build_node(prims, offset, depth, bounds);
+    if serial {
+        node.compact()
+    } else {
+        node
+    }
+}
+
 /// Builds the subtree over `prims` (whose bounds are `bounds`), placed at `offset` in leaf order.
 fn build_node(prims: &mut [Prim], offset: u32, depth: u32, bounds: Bounds) -> BuildNode {
     let n = prims.len();
@@ -336,7 +346,7 @@ fn build_node(prims: &mut [Prim], offset: u32, depth: u32, bounds: Bounds) -> Bu
     let roff = offset + mid as u32;
     let [lb, rb] = kid_bounds;
     let (l, r) = if n > PARALLEL_THRESHOLD {
-        rayon::join(|| build_node(left, offset, depth + 1, lb), || build_node(right, roff, depth + 1, rb))
+        rayon::join(|| build_subtree(left, offset, depth + 1, lb), || build_subtree(right, roff, depth + 1, rb))
     } else {
         (build_node(left, offset, depth + 1, lb), build_node(right, roff, depth + 1, rb))
     };
@@ -487,39 +497,29 @@ fn partition(prims: &mut [Prim], pred: impl Fn(Vec3A) -> bool) -> (usize, [Aabb;
 }
 
 /// `(start, count)` of every non-empty leaf.
-fn collect_leaves(node: &BuildNode, out: &mut Vec<(u32, u32)>) {
-    match node {
-        BuildNode::Leaf { count: 0, .. } => {}
-        BuildNode::Leaf { start, count } => out.push((*start, *count)),
-        BuildNode::Inner { kids, .. } => kids.iter().for_each(|k| collect_leaves(k, out)),
-    }
-}
-
 /// Appends `node` depth-first, collapsing binary levels into 8-wide nodes, and returns its child
 /// word. Children are opened largest-area first, which keeps the collapsed tree SAH-friendly.
-fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 {
+fn flatten(node: NodeRef, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 {
     let empty_node = || Node { lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3], hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3], child: [0; WIDTH] };
-    let (boxes, kids) = match node {
-        BuildNode::Leaf { count: 0, .. } => {
+    match node.leaf() {
+        Some((_, 0)) => {
             // Only an empty mesh yields an empty leaf; a node of inverted boxes is never entered.
             nodes.push(empty_node());
             return (nodes.len() - 1) as u32;
         }
-        BuildNode::Leaf { start, count } => return leaf_word(first_block[*start as usize], *count),
-        BuildNode::Inner { boxes, kids } => (boxes, kids),
-    };
-    let mut slots: Vec<(&BuildNode, Aabb)> = vec![(&kids[0], boxes[0]), (&kids[1], boxes[1])];
+        Some((start, count)) => return leaf_word(first_block[start as usize], count),
+        None => {}
+    }
+    let mut slots: Vec<(NodeRef, Aabb)> = node.inner().map_or_else(Vec::new, Vec::from);
     while slots.len() < WIDTH {
-        let open = slots.iter().enumerate().filter(|(_, (n, _))| matches!(n, BuildNode::Inner { .. })).fold(
-            None,
-            |best: Option<(usize, f32)>, (i, (_, b))| match best {
+        let open =
+            slots.iter().enumerate().filter(|(_, (n, _))| n.leaf().is_none()).fold(None, |best: Option<(usize, f32)>, (i, (_, b))| match best {
                 Some((_, area)) if area >= b.half_area() => best,
                 _ => Some((i, b.half_area())),
-            },
-        );
+            });
         let Some((i, _)) = open else { break };
-        if let (BuildNode::Inner { boxes, kids }, _) = slots[i] {
-            slots.splice(i..=i, [(&kids[0], boxes[0]), (&kids[1], boxes[1])]);
+        if let Some(kids) = slots[i].0.inner() {
+            slots.splice(i..=i, kids);
         }
     }
     let index = nodes.len();
@@ -530,7 +530,7 @@ fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 
             n.lo[a][c / 4][c % 4] = b.lo[a];
             n.hi[a][c / 4][c % 4] = b.hi[a];
         }
-        n.child[c] = flatten(kid, first_block, nodes);
+        n.child[c] = flatten(*kid, first_block, nodes);
     }
     nodes[index] = n;
     index as u32
@@ -540,11 +540,8 @@ fn flatten(node: &BuildNode, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 
 mod tests {
     use super::*;
 
-    fn depth(node: &BuildNode) -> u32 {
-        match node {
-            BuildNode::Leaf { .. } => 0,
-            BuildNode::Inner { kids, .. } => 1 + depth(&kids[0]).max(depth(&kids[1])),
-        }
+    fn depth(node: NodeRef) -> u32 {
+        node.inner().map_or(0, |[(l, _), (r, _)]| 1 + depth(l).max(depth(r)))
     }
 
     #[test]
@@ -558,6 +555,6 @@ mod tests {
             })
             .collect();
         let (tree, _) = build_runs(&mut prims, &[1; 600]);
-        assert!(depth(&tree) <= 20, "top tree {} deep over 600 runs", depth(&tree));
+        assert!(depth(NodeRef::Boxed(&tree)) <= 20, "top tree {} deep over 600 runs", depth(NodeRef::Boxed(&tree)));
     }
 }
