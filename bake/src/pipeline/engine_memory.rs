@@ -49,6 +49,44 @@ impl Engine<'_> {
         }
     }
 
+    /// Releases, when the bake has a store, the tile outputs of products up to registry entry `i`
+    /// that no tile product after it reads: the packs read them back a few tiles at a time
+    /// ([`Engine::packs_into`]).
+    pub(super) fn release_tile_outputs_unread_after(&self, i: usize) {
+        if !self.cache.has_store() {
+            return;
+        }
+        let entries = self.registry.entries();
+        let mut read_later = vec![false; entries.len()];
+        for e in entries.iter().skip(i + 1) {
+            if let Entry::Tile(p) = e {
+                for n in p.tile_needs() {
+                    if let Ok(j) = self.registry.index(n) {
+                        read_later[j] = true;
+                    }
+                }
+            }
+        }
+        for (j, e) in entries.iter().enumerate().take(i + 1) {
+            if matches!(e, Entry::Tile(_)) && !read_later[j] {
+                self.outputs[j].iter().for_each(|o| drop(o.lock().expect("tile outputs").take()));
+            }
+        }
+    }
+
+    /// Releases, when the bake has a store, every tile product's output for `tiles` (their packs
+    /// are made).
+    pub(super) fn release_tile_outputs(&self, tiles: &[usize]) {
+        if !self.cache.has_store() {
+            return;
+        }
+        for (j, e) in self.registry.entries().iter().enumerate() {
+            if matches!(e, Entry::Tile(_)) {
+                tiles.iter().for_each(|&t| drop(self.outputs[j][t].lock().expect("tile outputs").take()));
+            }
+        }
+    }
+
     /// Marks the world products that baking tile product `k` may read: its declared world needs,
     /// and those of the earlier tile products it reads (a shard may still lack their outputs).
     fn mark_tile_needs(&self, k: usize, needed: &mut [bool]) {

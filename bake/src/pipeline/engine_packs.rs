@@ -16,6 +16,9 @@ use crate::pipeline::registry::Entry;
 use crate::pipeline::tile::{BakedTile, PackedTile, TileSummary};
 use crate::pipeline::{writer_version, BakeError};
 
+/// Tiles whose packs are made together at the end of a bake (their outputs held at once).
+const PACK_CHUNK: usize = 64;
+
 /// What receives each finished pack (from any worker thread, in no particular order).
 pub type PackSink<'s> = dyn Fn(&BakedTile) -> Result<(), BakeError> + Sync + 's;
 
@@ -45,25 +48,34 @@ impl Engine<'_> {
             if let Entry::Tile(_) = entry {
                 self.resolve_tiles(i, &missing_tiles)?;
                 self.release_unread_after(i);
+                self.release_tile_outputs_unread_after(i);
             }
         }
-        // Tile outputs released along the way (see `release_stored_values`) are read back.
-        for (i, entry) in self.registry.entries().iter().enumerate() {
-            if let Entry::Tile(_) = entry {
-                self.resolve_tiles(i, &missing_tiles)?;
+        // A few tiles at a time: their outputs released along the way are read back, their packs
+        // made and handed on, and their outputs let go, so that the packs never hold every
+        // tile's outputs at once.
+        let mut assembled: Vec<PackedTile> = Vec::with_capacity(missing.len());
+        for chunk in missing.chunks(PACK_CHUNK) {
+            let tiles: Vec<usize> = chunk.iter().map(|&j| wanted[j]).collect();
+            for (i, entry) in self.registry.entries().iter().enumerate() {
+                if let Entry::Tile(_) = entry {
+                    self.resolve_tiles(i, &tiles)?;
+                }
             }
+            let packed: Vec<PackedTile> = self.timed("packs", || {
+                chunk
+                    .par_iter()
+                    .map(|&j| {
+                        let baked = self.assemble(wanted[j], pack_keys[j].key().0 as u64)?;
+                        self.cache.computed(&baked.id.label(), &pack_keys[j], &baked.to_bytes());
+                        sink(&baked)?;
+                        Ok(baked.record())
+                    })
+                    .collect::<Result<_, BakeError>>()
+            })?;
+            assembled.extend(packed);
+            self.release_tile_outputs(&tiles);
         }
-        let assembled: Vec<PackedTile> = self.timed("packs", || {
-            missing
-                .par_iter()
-                .map(|&j| {
-                    let baked = self.assemble(wanted[j], pack_keys[j].key().0 as u64)?;
-                    self.cache.computed(&baked.id.label(), &pack_keys[j], &baked.to_bytes());
-                    sink(&baked)?;
-                    Ok(baked.record())
-                })
-                .collect::<Result<_, BakeError>>()
-        })?;
         self.note("packs", format!("{} assembled, {} from the cache", missing.len(), wanted.len() - missing.len()));
         for (&j, b) in missing.iter().zip(assembled) {
             packs[j] = Some(b);
