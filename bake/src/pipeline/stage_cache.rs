@@ -82,6 +82,9 @@ pub struct StageCache {
     scope: String,
     explain: bool,
     tallies: Mutex<BTreeMap<&'static str, Tally>>,
+    /// Keys this bake has computed or already counted a hit of: finding one again is reading back
+    /// what the bake let go of (see `Engine::release_stored_values`), not a hit.
+    seen: Mutex<std::collections::HashSet<Key>>,
     notes: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
 }
@@ -89,7 +92,15 @@ pub struct StageCache {
 impl StageCache {
     /// `scope` (the world's name) keeps `--explain` records of different worlds apart.
     pub fn new(store: Option<Store>, scope: &str, explain: bool) -> Self {
-        StageCache { store, scope: scope.to_owned(), explain, tallies: Mutex::default(), notes: Mutex::default(), warnings: Mutex::default() }
+        StageCache {
+            store,
+            scope: scope.to_owned(),
+            explain,
+            tallies: Mutex::default(),
+            seen: Mutex::default(),
+            notes: Mutex::default(),
+            warnings: Mutex::default(),
+        }
     }
 
     fn tally(&self, stage: &'static str, cached: bool) {
@@ -111,15 +122,18 @@ impl StageCache {
     }
 
     /// The cached artifact of `item`, if present, sound, and accepted by `check` (which parses the
-    /// payload and checks it is a well-formed artifact of its stage). Counts a hit; a miss is counted
-    /// when the caller computes the item ([`StageCache::computed`]), which also overwrites an entry
-    /// `check` refused.
+    /// payload and checks it is a well-formed artifact of its stage). Counts a hit, once per key
+    /// (reading back what this bake computed or let go of is not one); a miss is counted when the
+    /// caller computes the item ([`StageCache::computed`]), which also overwrites an entry `check`
+    /// refused.
     pub fn lookup<T>(&self, item: &str, inputs: &StageInputs, check: impl FnOnce(Vec<u8>) -> Result<T, String>) -> Option<T> {
         let store = self.store.as_ref()?;
         match store.get(inputs.key()) {
             Ok(Lookup::Hit(bytes)) => match check(bytes) {
                 Ok(v) => {
-                    self.tally(inputs.stage, true);
+                    if self.seen.lock().expect("seen keys").insert(inputs.key()) {
+                        self.tally(inputs.stage, true);
+                    }
                     Some(v)
                 }
                 Err(reason) => {
@@ -149,6 +163,7 @@ impl StageCache {
     /// missed by comparing its inputs with the ones it was last computed from.
     pub fn computed(&self, item: &str, inputs: &StageInputs, payload: &[u8]) {
         self.tally(inputs.stage, false);
+        self.seen.lock().expect("seen keys").insert(inputs.key());
         let Some(store) = &self.store else { return };
         if self.explain {
             let why = match store.get(self.record_key(inputs, item)) {
