@@ -64,7 +64,8 @@ fn take_peak() -> (usize, usize) {
     (PEAK.swap(live, Ordering::Relaxed).max(live), live)
 }
 
-/// One row per step: its stage, nesting depth, heap live when it began, its peak.
+/// One row per step: its path (the stages open around it, then its own), nesting depth, heap
+/// live when it began, its peak.
 struct Steps {
     /// The open steps, innermost last, as indices into `rows`.
     open: Mutex<Vec<usize>>,
@@ -84,8 +85,12 @@ impl Progress for Steps {
             rows[r].3 = rows[r].3.max(peak);
         }
         if begins {
+            let path = match open.last() {
+                Some(&parent) => format!("{}/{stage}", rows[parent].0),
+                None => stage.to_owned(),
+            };
             open.push(rows.len());
-            rows.push((stage.to_owned(), open.len() - 1, live, live));
+            rows.push((path, open.len() - 1, live, live));
         } else {
             open.pop();
         }
@@ -120,15 +125,18 @@ fn main() {
     println!("memory profile: {} (whole bake, empty cache, {} threads)", world.spec.name, kiln_bake::pipeline::worker_threads(jobs).unwrap_or(1));
     println!("  {:<28} {:>12} {:>12}", "step", "held before", "peak heap");
     let rows = steps.rows.lock().expect("rows");
-    // Consecutive steps of one stage at one depth are one row.
+    // Every step of one path is one row, where the path first began (the packs are made a few
+    // tiles at a time, reading back each product's outputs under its stage's name): the heap held
+    // when it first began and its largest peak.
     let mut merged: Vec<(String, usize, usize, usize)> = Vec::new();
     for r in rows.iter() {
-        match merged.last_mut() {
-            Some(m) if m.0 == r.0 && m.1 == r.1 => m.3 = m.3.max(r.3),
-            _ => merged.push(r.clone()),
+        match merged.iter_mut().find(|m| m.0 == r.0) {
+            Some(m) => m.3 = m.3.max(r.3),
+            None => merged.push(r.clone()),
         }
     }
-    for (name, depth, before, peak) in &merged {
+    for (path, depth, before, peak) in &merged {
+        let name = path.rsplit('/').next().unwrap_or(path);
         println!("  {:<28} {:>8.0} MiB {:>8.0} MiB", format!("{}{name}", "  ".repeat(*depth)), mib(*before), mib(*peak));
     }
     let heap_peak = merged.iter().map(|r| r.3).max().unwrap_or(0).max(peak_end);
