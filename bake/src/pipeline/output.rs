@@ -365,7 +365,9 @@ impl OutputFiles {
     /// Adds `bytes` as the file `relative` of the output.
     pub fn put(&self, relative: &str, bytes: &[u8]) -> Result<(), BakeError> {
         let path = self.staging.dest.join(relative);
-        let same = fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == bytes);
+        // Only a plain file of the same length is read (never a link, a device or a FIFO).
+        let same = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file() && m.len() == bytes.len() as u64)
+            && fs::read(&path).is_ok_and(|b| b == bytes);
         if !same {
             self.staging.write(relative, bytes)?;
         }
@@ -449,6 +451,17 @@ mod tests {
         assert!(bake(&[("manifest.kpack", b"m2"), ("tiles/a.kpack", b"a1")]).is_some());
         assert!(!out.join("w/tiles/c.kpack").exists());
         assert_eq!(read("tiles/a.kpack"), b"a1");
+        // A link in the previous bake is never read nor kept, even to the same bytes elsewhere.
+        #[cfg(unix)]
+        {
+            let outside = out.join("outside.kpack");
+            fs::write(&outside, b"a1").unwrap();
+            fs::remove_file(out.join("w/tiles/a.kpack")).unwrap();
+            std::os::unix::fs::symlink(&outside, out.join("w/tiles/a.kpack")).unwrap();
+            assert!(bake(&[("manifest.kpack", b"m2"), ("tiles/a.kpack", b"a1")]).is_some(), "the link is replaced");
+            assert!(fs::symlink_metadata(out.join("w/tiles/a.kpack")).unwrap().file_type().is_file());
+            assert_eq!(read("tiles/a.kpack"), b"a1");
+        }
         let _ = fs::remove_dir_all(&out);
     }
 
