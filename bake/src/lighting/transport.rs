@@ -265,7 +265,7 @@ fn trace_waves(scene: &Scene, importance: Option<&Importance>, sources: &[Source
         rays.extend(wave.iter().map(|p| Ray { origin: p.origin, dir: p.dir, tmin: 0.0, tmax: tmax(p) }));
         hits.clear();
         hits.resize(wave.len(), None);
-        // The hit's welded corners are a cache miss in a 40 MB table: start it at the first
+        // The hit's welded corners are a cache miss in a 6 MB table: start it at the first
         // candidate hit rather than after the walk.
         scene.bvh.intersect_slot_stream(&rays, &mut hits, |slot| prefetch(&scene.corner_weld[scene.bvh.slot_corner_ids(slot)[0] as usize]));
         rec.flights += wave.len() as u64;

@@ -50,20 +50,27 @@ impl Engine<'_> {
     }
 
     /// Releases, when the bake has a store, the tile outputs of products up to registry entry `i`
-    /// that no tile product after it reads: the packs read them back a few tiles at a time
-    /// ([`Engine::packs_into`]).
+    /// that nothing after it reads: no later tile product, and no world product a later tile
+    /// product needs that is not made yet (the grass ground map reads the level-0 tiles' light).
+    /// The packs read them back a few tiles at a time ([`Engine::packs_into`]).
     pub(super) fn release_tile_outputs_unread_after(&self, i: usize) {
         if !self.cache.has_store() {
             return;
         }
         let entries = self.registry.entries();
         let mut read_later = vec![false; entries.len()];
-        for e in entries.iter().skip(i + 1) {
+        let mut world_needed = vec![false; entries.len()];
+        let mut mark = |names: &mut dyn Iterator<Item = &str>| names.filter_map(|n| self.registry.index(n).ok()).for_each(|j| read_later[j] = true);
+        for (k, e) in entries.iter().enumerate().skip(i + 1) {
             if let Entry::Tile(p) = e {
-                for n in p.tile_needs() {
-                    if let Ok(j) = self.registry.index(n) {
-                        read_later[j] = true;
-                    }
+                self.mark_tile_needs(k, &mut world_needed);
+                mark(&mut p.tile_needs().iter().copied());
+            }
+        }
+        for (j, e) in entries.iter().enumerate() {
+            if let Entry::World(w) = e {
+                if world_needed[j] && self.value(j).is_none() {
+                    mark(&mut w.tile_needs(self).into_iter().map(|(n, _)| n));
                 }
             }
         }

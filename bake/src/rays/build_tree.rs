@@ -41,7 +41,8 @@ pub(super) struct CompactTree {
 }
 
 impl BuildNode {
-    /// The same subtree with its inner nodes in one array (a leaf stays as it is).
+    /// The same subtree, of boxed nodes only (as a serial build makes it), with its inner nodes in
+    /// one array (a leaf stays as it is).
     pub(super) fn compact(self) -> BuildNode {
         if !matches!(self, BuildNode::Inner { .. }) {
             return self;
@@ -53,11 +54,11 @@ impl BuildNode {
     }
 }
 
+/// Inner nodes of a subtree of boxed nodes (a serial build makes no compact subtree inside one).
 fn inner_count(node: &BuildNode) -> usize {
     match node {
-        BuildNode::Leaf { .. } => 0,
         BuildNode::Inner { kids, .. } => 1 + inner_count(&kids[0]) + inner_count(&kids[1]),
-        BuildNode::Compact(t) => t.nodes.len(),
+        _ => 0,
     }
 }
 

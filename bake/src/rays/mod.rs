@@ -19,8 +19,9 @@
 //! in the order the leaves first use them, so a leaf's corners lie together; a walk gathers
 //! them into structure-of-arrays lanes. Corners copied into the blocks (160 bytes a block) took
 //! about 2.5 times the memory, where a bake's memory peaks, and traced about a fifth faster alone
-//! but only 3 % faster within the lighting stage (BENCHMARKS.md, "Memory of a whole bake"). Streamed walks visit a leaf in two steps: the first
-//! reads its corner indices and starts loading the corners, the second tests them.
+//! but only 3 % faster within the lighting stage (BENCHMARKS.md, "Memory of a whole bake").
+//! Streamed walks visit a leaf in two steps: the first reads its corner indices and starts
+//! loading the corners, the second tests them.
 //!
 //! Walks (`walk.rs`) go nearest child first for closest hits and in node order for any hit, and
 //! start loading the children they put aside. On a mesh far larger than the caches a walk waits on
