@@ -42,6 +42,7 @@ bench: $(OUT)/$(basename $(notdir $(WORLD)))/manifest.kpack
 	$(CARGO) run --release -p kiln-bake --example bake_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example cache_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example shard_bench -- $(WORLD)
+	$(CARGO) run --release -p kiln-bake --example budget_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example memory_profile -- $(WORLD) 2
 	$(CARGO) run --release -p kiln-bake --example trees_bench -- $(WORLD)
 	$(CARGO) run --release -p kiln-bake --example grass_bench -- $(WORLD)

@@ -47,6 +47,13 @@ for w in tiny forest coast ice_caves; do
 done
 for j in 1 2 4 8 16; do bake jobs$j $K bake worlds/ice_caves.toml --out /tmp/j$j --no-cache --jobs $j; done
 bake jobs16-again $K bake worlds/ice_caves.toml --out /tmp/j16b --no-cache --jobs 16
+# The default world under --memory-budget 512M (an empty stage cache each): where it fits, and the
+# time against the same thread count without a budget.
+for j in 16 8 4; do
+  bake budget$j $K bake worlds/ice_caves.toml --out /tmp/b$j --cache /tmp/cb$j --jobs $j --memory-budget 512M
+  grep -m1 "kiln: error" /tmp/log.budget$j | cut -c1-300 | tee -a $S
+  bake nobudget$j $K bake worlds/ice_caves.toml --out /tmp/nb$j --cache /tmp/cnb$j --jobs $j
+done
 bake jobs16-cache $K bake worlds/ice_caves.toml --out /tmp/j16c --cache /tmp/c16 --jobs 16
 for n in 2 4 8 16; do
   bake local$n $K bake worlds/ice_caves.toml --out /tmp/l$n --cache /tmp/cl$n --local-shards $n

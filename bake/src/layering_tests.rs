@@ -11,6 +11,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "budget",
+            "memory_watch",
             "density",
             "diff",
             "peak_memory",
@@ -31,6 +32,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("diff", &[]),
     ("budget", &["world"]),
+    ("memory_watch", &["peak_memory"]),
     ("world", &["ao", "lighting", "trees"]),
     ("density", &["world", "grid", "rng"]),
     ("mc", &["grid"]),

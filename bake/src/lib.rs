@@ -13,6 +13,7 @@ mod layering_tests;
 pub mod lighting;
 pub mod mc;
 mod mem;
+pub mod memory_watch;
 pub mod optics;
 pub mod pipeline;
 pub mod rays;

@@ -50,21 +50,39 @@ fn names_that_would_leave_out_are_refused_before_anything_is_written() {
     assert_eq!(fs::read_to_string(victim.join("keep.txt")).unwrap(), "precious");
 }
 
+/// `kiln bake` as its own process (a bake past its memory budget ends the process, and the peak
+/// measured is the process's): its exit status and what it printed.
+fn bake_process(world: &Path, out: &Path, extra: &[&str]) -> (i32, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kiln-under-test"));
+    cmd.args(["bake", world.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet", "--no-cache"]).args(extra);
+    let o = cmd.output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
 #[test]
-fn a_world_beyond_the_memory_budget_is_refused_with_the_estimate() {
+fn a_memory_budget_refuses_what_cannot_fit_and_stops_a_bake_that_passes_it() {
     let dir = scratch("world-budget");
     let world = dir.join("tiny.toml");
     fs::write(&world, tiny_text()).unwrap();
     let out = dir.join("out");
-    assert_eq!(bake(&world, &out, &["--memory-budget", "20M"]), 2);
-    assert!(!out.join("tiny").exists(), "a refused world writes nothing");
-    let spec = kiln_bake::world::load_world(&world).unwrap().spec;
-    let estimate = kiln_bake::budget::Estimate::of(&spec, 2, true);
-    let budget = kiln_bake::budget::Budget { bytes: 20 << 20, source: "--memory-budget" };
-    let msg = kiln_bake::budget::check(&world, &estimate, Some(&budget)).unwrap_err().to_string();
-    assert!(msg.contains("estimated peak memory") && msg.contains("> 20 MiB; reduce volume.size"), "{msg}");
-    assert_eq!(bake(&world, &out, &["--memory-budget", "1G"]), 0);
-    assert!(out.join("tiny/manifest.kpack").exists());
+    // Under the density volume alone (tiny: 131072 samples, 512 KiB): refused before any work.
+    let (code, err) = bake_process(&world, &out, &["--memory-budget", "256K"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tiny.toml: --memory-budget allows 0 MiB, less than the bake certainly holds at once: 1 MiB"), "{err}");
+    assert!(!out.exists() || kiln_e2e::files_under(&out).is_empty(), "a refused world writes nothing");
+    // Over that floor but under what the bake measures (about 50 MiB): stopped while it bakes,
+    // with the peak and the step named and no output in place.
+    let (code, err) = bake_process(&world, &out, &["--memory-budget", "24M"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tiny.toml: the bake's resident memory reached ") && err.contains("over --memory-budget (24 MiB); stopped"), "{err}");
+    assert!(!out.join("tiny").exists(), "a stopped bake left an output");
+    // Room to spare: the bake is the unbudgeted one, byte for byte.
+    let (code, err) = bake_process(&world, &out, &["--memory-budget", "1G"]);
+    assert_eq!(code, 0, "{err}");
+    let budgeted = kiln_e2e::files_under(&out.join("tiny"));
+    let free = dir.join("free");
+    assert_eq!(bake_process(&world, &free, &[]).0, 0);
+    assert_eq!(budgeted, kiln_e2e::files_under(&free.join("tiny")));
 }
 
 /// Total irradiance over every tile of a bake.

@@ -95,8 +95,10 @@ enum Command {
         /// Say why each recomputed item missed the cache.
         #[arg(long)]
         explain: bool,
-        /// Refuse, before any work, a world whose estimated peak memory exceeds SIZE (e.g. 500M,
-        /// 2G; default: the machine's total memory).
+        /// Keep the bake's peak memory under SIZE (e.g. 500M, 2G): a world that certainly needs
+        /// more is refused before any work, and a bake whose measured peak passes SIZE is stopped
+        /// with its output untouched. Without it, a world whose estimated peak exceeds the
+        /// machine's total memory is refused. With --local-shards N, each shard keeps to SIZE / N.
         #[arg(long, value_parser = parse_size)]
         memory_budget: Option<u64>,
         /// Compute shard K of N (from 0) of the bake into the cache and write no output; then
@@ -299,7 +301,8 @@ where
             if let (Some(n), Some(dir)) = (local_shards, &opts.cache) {
                 let threads = crate::pipeline::worker_threads(opts.jobs)?;
                 let per_shard = (threads / n as usize).max(1);
-                shards::run_local(&world, dir, n, per_shard, quiet)?;
+                // The budget is the machine's: each of the n processes keeps to its share.
+                shards::run_local(&world, dir, n, per_shard, memory_budget.map(|b| b / u64::from(n)), quiet)?;
                 return run_bake(&world, &opts, crate::pipeline::BakeRole::Assemble, quiet, memory_budget);
             }
             run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget)
@@ -401,8 +404,21 @@ fn run_bake(
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();
-    let sink: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
-    let report = crate::pipeline::bake_as(&world, opts, role, sink)?;
+    let shown: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
+    let sink = progress::StepRecorder { inner: shown, step: Default::default() };
+    // A budget the user gives is kept by measurement: past it, the process ends at once, as a kill
+    // would end it, which the output (committed whole or not at all) and the stage cache (each
+    // entry whole or absent) are built to survive.
+    let watch = budget.filter(crate::budget::Budget::is_user).and_then(|budget| {
+        let (file, steps) = (world_path.to_owned(), sink.step.clone());
+        crate::memory_watch::MemoryWatch::start(budget.bytes, move |peak| {
+            let step = progress::StepRecorder::current(&steps);
+            eprintln!("kiln: error: {}", crate::budget::BudgetError::Exceeded { file, peak, step, budget });
+            std::process::exit(2);
+        })
+    });
+    let report = crate::pipeline::bake_as(&world, opts, role, &sink)?;
+    drop(watch);
     let wall = clock.elapsed().as_secs_f64();
     for w in &report.cache_warnings {
         eprintln!("kiln: warning: {w}");

@@ -29,3 +29,36 @@ impl Drop for Bar {
         self.0.finish_and_clear();
     }
 }
+
+/// Passes progress on to another sink and keeps the name of the step the bake is in, for the
+/// memory budget's message when the bake is stopped.
+pub struct StepRecorder<'a> {
+    /// The sink that shows progress.
+    pub inner: &'a dyn Progress,
+    /// The innermost step begun and not ended ("the start" before the first).
+    pub step: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl StepRecorder<'_> {
+    /// The step the bake is in, as the budget's message names it.
+    pub fn current(steps: &std::sync::Mutex<Vec<String>>) -> String {
+        steps.lock().unwrap_or_else(|e| e.into_inner()).last().cloned().unwrap_or_else(|| "the start".into())
+    }
+}
+
+impl Progress for StepRecorder<'_> {
+    fn start(&self, stage: &str, items: u64) -> Box<dyn StageProgress + '_> {
+        self.inner.start(stage, items)
+    }
+
+    fn step(&self, stage: &str, begins: bool) {
+        let mut steps = self.step.lock().unwrap_or_else(|e| e.into_inner());
+        if begins {
+            steps.push(stage.to_owned());
+        } else if let Some(i) = steps.iter().rposition(|s| s == stage) {
+            steps.remove(i);
+        }
+        drop(steps);
+        self.inner.step(stage, begins);
+    }
+}
