@@ -95,8 +95,10 @@ impl Codec {
 pub const PARALLEL_SECTION_LEN: usize = 8 << 20;
 
 /// Each zstd worker holds a job's input and output (8 MiB each at the default level): more than this
-/// many would raise a bake's peak memory for little speed on the few large sections of a pack.
-pub const MAX_ZSTD_WORKERS: usize = 8;
+/// many would raise a bake's peak memory for little speed on the few large sections of a pack (the
+/// trees pack's atlases, compressed while the prototypes are all held, were the peak of a bake on
+/// 8 threads with 8 workers).
+pub const MAX_ZSTD_WORKERS: usize = 4;
 
 /// The bytes fed to zstd's multithreaded mode per call.
 const FEED: usize = 1 << 20;

@@ -52,8 +52,11 @@ impl PreparedScene {
                 (vec![lit, IndexedMesh { positions: o.positions, indices: o.indices }], Cow::Owned(clusters), o.albedo)
             }
         };
-        let (bvh, surface) = rayon::join(|| Bvh::build_meshes_numbered(&meshes, &clusters), || Surface::new(mesh.positions, mesh.indices));
-        let (bvh, sources) = bvh?;
+        // One after the other, each on every thread: built side by side, the surface's adjacency
+        // (before it gives back its spare slots) and the BVH's build arrays were live at once, the
+        // bake's peak with many threads.
+        let surface = Surface::new(mesh.positions, mesh.indices);
+        let (bvh, sources) = Bvh::build_meshes_numbered(&meshes, &clusters)?;
         let lit_vertices = mesh.positions.len();
         let mut corner_weld: Vec<u32> = mem::huge_vec(sources.len());
         corner_weld.par_extend(sources.par_iter().map(|&s| if (s as usize) < lit_vertices { surface.weld[s as usize] } else { 0 }));
