@@ -65,6 +65,13 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
 
+    /// This process's resident memory now, bytes.
+    fn resident() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    }
+
     #[test]
     fn a_peak_over_the_limit_is_reported_once_and_one_under_it_never() {
         let now = crate::peak_memory().unwrap();
@@ -74,11 +81,14 @@ mod tests {
         drop(quiet);
         assert!(rx.try_recv().is_err(), "a peak under the limit was reported");
 
+        // Over what is resident now (the high-water mark may be higher still, left by other tests
+        // in this process: then the report comes at once, as it should).
         let (tx, rx) = mpsc::channel();
-        let limit = crate::peak_memory().unwrap() + (64 << 20);
+        let limit = resident() + (64 << 20);
         let watch = MemoryWatch::start(limit, move |peak| tx.send(peak).unwrap()).unwrap();
-        // 128 MiB touched page by page: resident at once, so the high-water mark passes the limit.
-        let block = vec![1u8; 128 << 20];
+        // 256 MiB touched page by page: resident at once, so the high-water mark passes the limit
+        // even if other tests free up to 192 MiB meanwhile.
+        let block = vec![1u8; 256 << 20];
         std::hint::black_box(&block);
         drop(block);
         let peak = rx.recv_timeout(Duration::from_secs(10)).expect("the peak over the limit was not reported");
