@@ -277,7 +277,9 @@ fn parse_pair(s: &str) -> Result<(u32, u32), String> {
 }
 
 /// Runs `kiln` with `args` (including the program name) and returns the process exit code:
-/// 0 success, 1 a check failed (`verify`), 2 an error (printed as one line on stderr).
+/// 0 success, 1 a check failed (`verify`), 2 an error (printed as one line on stderr). A bake
+/// past its `--memory-budget` does not return: it ends the process with exit code 2, since the
+/// budget is the process's memory (run budgeted bakes as processes of their own).
 pub fn run<I, T>(args: I) -> i32
 where
     I: IntoIterator<Item = T>,
