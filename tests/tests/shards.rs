@@ -212,6 +212,30 @@ fn local_shards_start_a_killed_shard_again_and_assemble() {
 }
 
 #[test]
+fn local_shards_each_keep_to_their_share_of_the_memory_budget() {
+    let r = tiny();
+    let dir = scratch("shards-budget");
+    let out = dir.join("out");
+    let bake = |budget: &str| {
+        let cache = dir.join(format!("cache-{budget}"));
+        let args = ["bake", r.world.to_str().unwrap(), "--local-shards", "2", "--cache", cache.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        kiln_cmd(&args).args(["--memory-budget", budget]).output().unwrap()
+    };
+    // 48M in all is 24M a shard, under what a shard of tiny measures (about 40 MiB): each stops,
+    // naming its share, and nothing is assembled.
+    let o = bake("48M");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("over --memory-budget (24 MiB); stopped"), "{err}");
+    assert!(err.contains("failed (exit status 2); its error is above"), "{err}");
+    assert!(!out.join("tiny").exists(), "{err}");
+    // With room, the shards and the assembly give the one-process bytes.
+    let o = bake("2G");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    same_files(&r.files, &files_under(&out.join("tiny"))).unwrap();
+}
+
+#[test]
 fn the_kubernetes_index_variable_names_the_shard() {
     let r = tiny();
     let dir = scratch("shards-index");
