@@ -52,9 +52,9 @@ impl PreparedScene {
                 (vec![lit, IndexedMesh { positions: o.positions, indices: o.indices }], Cow::Owned(clusters), o.albedo)
             }
         };
-        // One after the other, each on every thread: built side by side, the surface's adjacency
-        // (before it gives back its spare slots) and the BVH's build arrays were live at once, the
-        // bake's peak with many threads.
+        // One after the other: built side by side, the surface's adjacency (before it gives back
+        // its spare slots) and the BVH's build arrays were live at once, the bake's peak with many
+        // threads (the surface, mostly one thread's work, no longer hides beside the build).
         let surface = Surface::new(mesh.positions, mesh.indices);
         let (bvh, sources) = Bvh::build_meshes_numbered(&meshes, &clusters)?;
         let lit_vertices = mesh.positions.len();
