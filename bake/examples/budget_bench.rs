@@ -7,15 +7,13 @@
 //! Usage: `cargo run --release -p kiln-bake --example budget_bench [-- worlds/x.toml [SIZE]]`;
 //! runs the `kiln` binary built beside this example (`cargo build --release -p kiln-bake` first).
 
-use std::path::{Path, PathBuf};
+#[path = "support/mod.rs"]
+mod support;
+
 use std::process::Command;
 use std::time::Instant;
 
-fn kiln() -> PathBuf {
-    let exe = std::env::current_exe().expect("the example's own path");
-    let release = exe.parent().and_then(Path::parent).expect("target/release/examples/..");
-    release.join("kiln")
-}
+use support::{files, kiln, world_name};
 
 /// One bake: wall seconds, the peak memory it printed (MiB), and its error line if it failed.
 fn bake(args: &[&str]) -> (f64, Option<f64>, Option<String>) {
@@ -29,34 +27,11 @@ fn bake(args: &[&str]) -> (f64, Option<f64>, Option<String>) {
     (wall, peak, failure)
 }
 
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p) {
-                out.push((p.strip_prefix(dir).unwrap().to_owned(), bytes));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let world = args.next().unwrap_or_else(|| "worlds/ice_caves.toml".into());
     let size = args.next().unwrap_or_else(|| "512M".into());
-    let name = match kiln_bake::world::load_world(Path::new(&world)) {
-        Ok(w) => w.spec.name,
-        Err(e) => {
-            eprintln!("budget bench: {e}");
-            std::process::exit(2);
-        }
-    };
+    let name = world_name("budget bench", &world);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let scratch = std::env::temp_dir().join(format!("kiln-budget-bench-{}", std::process::id()));
     println!("budget bench: {name}, {cores} threads, --memory-budget {size} against none, each from an empty cache");

@@ -6,15 +6,14 @@
 //! Usage: `cargo run --release -p kiln-bake --example shard_bench [-- worlds/x.toml]`; runs the
 //! `kiln` binary built beside this example (`cargo build --release -p kiln-bake` first).
 
-use std::path::{Path, PathBuf};
+#[path = "support/mod.rs"]
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-fn kiln() -> PathBuf {
-    let exe = std::env::current_exe().expect("the example's own path");
-    let release = exe.parent().and_then(Path::parent).expect("target/release/examples/..");
-    release.join("kiln")
-}
+use support::{files, kiln, world_name};
 
 /// Runs one bake; returns its wall time and peak memory line.
 fn bake(args: &[&str]) -> f64 {
@@ -27,32 +26,9 @@ fn bake(args: &[&str]) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((p.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn main() {
     let world = std::env::args().nth(1).unwrap_or_else(|| "worlds/ice_caves.toml".into());
-    let name = match kiln_bake::world::load_world(Path::new(&world)) {
-        Ok(w) => w.spec.name,
-        Err(e) => {
-            eprintln!("shard bench: {e}");
-            std::process::exit(2);
-        }
-    };
+    let name = world_name("shard bench", &world);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let scratch = std::env::temp_dir().join(format!("kiln-shard-bench-{}", std::process::id()));
     let s = |p: &str| scratch.join(p).to_str().unwrap().to_owned();

@@ -212,29 +212,44 @@ fn water(spec: &WorldSpec) -> (f64, f64, f64) {
     (mask, WAVE_FRAME_FACTOR * frames, texel_frames * WAVE_TEXEL_SECONDS)
 }
 
-/// [`Budget::source`] of the user's budget.
-const USER_BUDGET: &str = "--memory-budget";
+/// Where a memory budget came from, which decides how it is kept (see [`check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetSource {
+    /// The user's `--memory-budget`: kept by measurement while the bake runs.
+    User,
+    /// The machine's total memory: kept by the estimate before the bake.
+    Machine,
+}
+
+impl std::fmt::Display for BudgetSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BudgetSource::User => "--memory-budget",
+            BudgetSource::Machine => "the machine's memory",
+        })
+    }
+}
 
 /// A memory budget and where it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Budget {
     /// Memory the bake may use, in bytes.
     pub bytes: u64,
-    /// "--memory-budget" or "the machine's memory".
-    pub source: &'static str,
+    /// The user's flag or the machine's memory.
+    pub source: BudgetSource,
 }
 
 impl Budget {
     /// Whether the user gave this budget (`--memory-budget`) rather than the machine's memory.
     pub fn is_user(&self) -> bool {
-        self.source == USER_BUDGET
+        self.source == BudgetSource::User
     }
 
     /// The user's budget, else the machine's total memory (Linux), else none.
     pub fn resolve(user: Option<u64>) -> Option<Budget> {
         match user {
-            Some(bytes) => Some(Budget { bytes, source: USER_BUDGET }),
-            None => machine_memory().map(|bytes| Budget { bytes, source: "the machine's memory" }),
+            Some(bytes) => Some(Budget { bytes, source: BudgetSource::User }),
+            None => machine_memory().map(|bytes| Budget { bytes, source: BudgetSource::Machine }),
         }
     }
 }
@@ -318,10 +333,11 @@ pub enum BudgetError {
 /// the budget by measurement ([`crate::memory_watch::MemoryWatch`]).
 pub fn check(file: &Path, estimate: &Estimate, budget: Option<&Budget>) -> Result<(), BudgetError> {
     if let Some(b) = budget {
-        let refused = if b.is_user() { estimate.floor_bytes > b.bytes } else { estimate.peak_bytes > b.bytes };
-        if refused {
-            let (file, estimate, budget) = (file.to_owned(), estimate.clone(), b.clone());
-            return Err(if b.is_user() { BudgetError::Floor { file, estimate, budget } } else { BudgetError::Memory { file, estimate, budget } });
+        let (file, estimate, budget) = (file.to_owned(), estimate.clone(), b.clone());
+        match b.source {
+            BudgetSource::User if estimate.floor_bytes > b.bytes => return Err(BudgetError::Floor { file, estimate, budget }),
+            BudgetSource::Machine if estimate.peak_bytes > b.bytes => return Err(BudgetError::Memory { file, estimate, budget }),
+            _ => {}
         }
     }
     if estimate.light_paths.is_nan() || estimate.light_paths > MAX_LIGHT_PATHS {
@@ -372,15 +388,15 @@ mod tests {
             // few tiles at a time (which only lowered it).
             (&big, true, 7558.0),
         ];
-        let ratios: Vec<String> = measured
+        let ratios: Vec<(String, f64)> = measured
             .iter()
             .map(|&(spec, cached, mib)| {
-                format!("{} {}: {:.2}", spec.name, spec.volume.size[0], Estimate::of(spec, 2, cached).peak_bytes as f64 / MIB as f64 / mib)
+                let label = format!("{} {} (cached: {cached})", spec.name, spec.volume.size[0]);
+                (label, Estimate::of(spec, 2, cached).peak_bytes as f64 / MIB as f64 / mib)
             })
             .collect();
-        for (&(spec, cached, mib), r) in measured.iter().zip(&ratios) {
-            let ratio = Estimate::of(spec, 2, cached).peak_bytes as f64 / MIB as f64 / mib;
-            assert!((1.0..=1.5).contains(&ratio), "{} (cached: {cached}): {r}; all: {ratios:?}", spec.name);
+        for (label, ratio) in &ratios {
+            assert!((1.0..=1.5).contains(ratio), "{label}: {ratio:.2}; all: {ratios:?}");
         }
     }
 
@@ -391,12 +407,12 @@ mod tests {
         spec.volume.tile_size = 256;
         let e = Estimate::of(&spec, 16, true);
         assert!(e.peak_bytes > 32 << 30, "{}", e.describe());
-        let machine = Budget { bytes: 16 << 30, source: "the machine's memory" };
+        let machine = Budget { bytes: 16 << 30, source: BudgetSource::Machine };
         let msg = check(Path::new("w.toml"), &e, Some(&machine)).unwrap_err().to_string();
         assert!(msg.starts_with("w.toml: the bake needs more memory than the machine's memory allows: estimated peak"), "{msg}");
         assert!(msg.contains("> 16384 MiB; reduce volume.size"), "{msg}");
         // The density volume alone is 16 GiB: no budget under it can be kept.
-        let user = Budget { bytes: (16 << 30) - 1, source: USER_BUDGET };
+        let user = Budget { bytes: (16 << 30) - 1, source: BudgetSource::User };
         let msg = check(Path::new("w.toml"), &e, Some(&user)).unwrap_err().to_string();
         assert!(msg.starts_with("w.toml: --memory-budget allows 16383 MiB, less than the bake certainly holds at once: 16384 MiB"), "{msg}");
     }
@@ -413,9 +429,9 @@ mod tests {
         assert!(e.peak_bytes > 512 * MIB, "{}", e.describe());
         let file = Path::new("w.toml");
         let budget = |bytes, source| Some(Budget { bytes, source });
-        assert!(check(file, &e, budget(512 * MIB, USER_BUDGET).as_ref()).is_ok());
-        assert!(matches!(check(file, &e, budget(512 * MIB, "the machine's memory").as_ref()), Err(BudgetError::Memory { .. })));
-        assert!(matches!(check(file, &e, budget(175 * MIB, USER_BUDGET).as_ref()), Err(BudgetError::Floor { .. })));
+        assert!(check(file, &e, budget(512 * MIB, BudgetSource::User).as_ref()).is_ok());
+        assert!(matches!(check(file, &e, budget(512 * MIB, BudgetSource::Machine).as_ref()), Err(BudgetError::Memory { .. })));
+        assert!(matches!(check(file, &e, budget(175 * MIB, BudgetSource::User).as_ref()), Err(BudgetError::Floor { .. })));
         assert!(Budget::resolve(Some(MIB)).unwrap().is_user());
         // Waves of 256 frames of 512² outweigh a small world's density.
         let mut wet = world("worlds/tiny.toml").spec;

@@ -32,7 +32,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("diff", &[]),
     ("budget", &["world"]),
-    ("memory_watch", &["peak_memory"]),
+    ("memory_watch", &["peak_memory", "process_status_bytes"]),
     ("world", &["ao", "lighting", "trees"]),
     ("density", &["world", "grid", "rng"]),
     ("mc", &["grid"]),

@@ -27,8 +27,13 @@ pub use mem::map_large_allocations_alone;
 
 /// Peak resident memory of this process in bytes (Linux: VmHWM), if the platform tells.
 pub fn peak_memory() -> Option<u64> {
+    process_status_bytes("VmHWM:")
+}
+
+/// A memory figure of this process's `/proc/self/status` (given in kB there), in bytes.
+pub(crate) fn process_status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

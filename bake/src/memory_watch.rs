@@ -65,13 +65,6 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
 
-    /// This process's resident memory now, bytes.
-    fn resident() -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-    }
-
     #[test]
     fn a_peak_over_the_limit_is_reported_once_and_one_under_it_never() {
         let now = crate::peak_memory().unwrap();
@@ -84,7 +77,7 @@ mod tests {
         // Over what is resident now (the high-water mark may be higher still, left by other tests
         // in this process: then the report comes at once, as it should).
         let (tx, rx) = mpsc::channel();
-        let limit = resident() + (64 << 20);
+        let limit = crate::process_status_bytes("VmRSS:").unwrap() + (64 << 20);
         let watch = MemoryWatch::start(limit, move |peak| tx.send(peak).unwrap()).unwrap();
         // 256 MiB touched page by page: resident at once, so the high-water mark passes the limit
         // even if other tests free up to 192 MiB meanwhile.

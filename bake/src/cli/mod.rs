@@ -407,14 +407,14 @@ fn run_bake(
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let clock = std::time::Instant::now();
     let shown: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
-    let sink = progress::StepRecorder { inner: shown, step: Default::default() };
+    let sink = progress::StepRecorder { inner: shown, steps: Default::default() };
     // A budget the user gives is kept by measurement: past it, the process ends at once, as a kill
     // would end it, which the output (committed whole or not at all) and the stage cache (each
     // entry whole or absent) are built to survive.
     let watch = budget.filter(crate::budget::Budget::is_user).and_then(|budget| {
-        let (file, steps) = (world_path.to_owned(), sink.step.clone());
+        let (file, steps) = (world_path.to_owned(), sink.steps.clone());
         crate::memory_watch::MemoryWatch::start(budget.bytes, move |peak| {
-            let step = progress::StepRecorder::current(&steps);
+            let step = steps.innermost();
             eprintln!("kiln: error: {}", crate::budget::BudgetError::Exceeded { file, peak, step, budget });
             std::process::exit(2);
         })

@@ -30,20 +30,33 @@ impl Drop for Bar {
     }
 }
 
-/// Passes progress on to another sink and keeps the name of the step the bake is in, for the
-/// memory budget's message when the bake is stopped.
+/// The steps a bake has begun and not ended, innermost last.
+#[derive(Default)]
+pub struct OpenSteps(std::sync::Mutex<Vec<String>>);
+
+impl OpenSteps {
+    /// The innermost step ("the start" before the first), as the budget's message names it.
+    pub fn innermost(&self) -> String {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).last().cloned().unwrap_or_else(|| "the start".into())
+    }
+
+    fn record(&self, stage: &str, begins: bool) {
+        let mut steps = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if begins {
+            steps.push(stage.to_owned());
+        } else if let Some(i) = steps.iter().rposition(|s| s == stage) {
+            steps.remove(i);
+        }
+    }
+}
+
+/// Passes progress on to another sink and keeps the steps the bake is in, for the memory
+/// budget's message when the bake is stopped.
 pub struct StepRecorder<'a> {
     /// The sink that shows progress.
     pub inner: &'a dyn Progress,
-    /// The innermost step begun and not ended ("the start" before the first).
-    pub step: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl StepRecorder<'_> {
-    /// The step the bake is in, as the budget's message names it.
-    pub fn current(steps: &std::sync::Mutex<Vec<String>>) -> String {
-        steps.lock().unwrap_or_else(|e| e.into_inner()).last().cloned().unwrap_or_else(|| "the start".into())
-    }
+    /// The steps begun and not ended.
+    pub steps: std::sync::Arc<OpenSteps>,
 }
 
 impl Progress for StepRecorder<'_> {
@@ -52,13 +65,7 @@ impl Progress for StepRecorder<'_> {
     }
 
     fn step(&self, stage: &str, begins: bool) {
-        let mut steps = self.step.lock().unwrap_or_else(|e| e.into_inner());
-        if begins {
-            steps.push(stage.to_owned());
-        } else if let Some(i) = steps.iter().rposition(|s| s == stage) {
-            steps.remove(i);
-        }
-        drop(steps);
+        self.steps.record(stage, begins);
         self.inner.step(stage, begins);
     }
 }
