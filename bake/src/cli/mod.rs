@@ -405,7 +405,7 @@ fn run_bake(
     let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?, opts.cache.is_some());
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
-    let clock = std::time::Instant::now();
+    let (clock, cpu_start) = (std::time::Instant::now(), crate::process_cpu_seconds());
     let shown: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
     let sink = progress::StepRecorder { inner: shown, steps: Default::default() };
     // A budget the user gives is kept by measurement: past it, the process ends at once, as a kill
@@ -422,6 +422,7 @@ fn run_bake(
     let report = crate::pipeline::bake_as(&world, opts, role, &sink)?;
     drop(watch);
     let wall = clock.elapsed().as_secs_f64();
+    let cpu = crate::process_cpu_seconds() - cpu_start;
     for w in &report.cache_warnings {
         eprintln!("kiln: warning: {w}");
     }
@@ -437,9 +438,10 @@ fn run_bake(
         eprintln!("  {s}");
     }
     eprintln!(
-        "  {:<10} {:>8.3} s  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
+        "  {:<10} {:>8.3} s {:>5.1} cores  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
         "total",
         wall,
+        cpu / wall.max(1e-9),
         report.tiles,
         report.voxels as f64 / wall / 1e6,
         crate::peak_memory().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))

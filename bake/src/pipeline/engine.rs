@@ -151,9 +151,11 @@ impl<T: 'static> std::ops::Deref for Held<T> {
 /// resolved first).
 #[derive(Default)]
 struct Clock {
-    seconds: BTreeMap<&'static str, f64>,
+    /// Per report stage: wall and processor seconds, steps nested in others excluded.
+    seconds: BTreeMap<&'static str, [f64; 2]>,
     details: BTreeMap<&'static str, Vec<String>>,
-    nested: Vec<f64>,
+    /// Per open step: the wall and processor seconds of the steps nested in it.
+    nested: Vec<[f64; 2]>,
 }
 
 impl<'a> Engine<'a> {
@@ -262,18 +264,23 @@ impl<'a> Engine<'a> {
     }
 
     fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
-        self.clock.lock().expect("clock").nested.push(0.0);
+        self.clock.lock().expect("clock").nested.push([0.0; 2]);
         self.progress.step(stage, true);
-        let start = Instant::now();
+        let (start, cpu_start) = (Instant::now(), crate::process_cpu_seconds());
         let r = f();
         crate::mem::return_freed_memory();
         self.progress.step(stage, false);
-        let total = start.elapsed().as_secs_f64();
+        let total = [start.elapsed().as_secs_f64(), crate::process_cpu_seconds() - cpu_start];
         let mut c = self.clock.lock().expect("clock");
-        let nested = c.nested.pop().unwrap_or(0.0);
-        *c.seconds.entry(stage).or_default() += total - nested;
+        let nested = c.nested.pop().unwrap_or_default();
+        let own = c.seconds.entry(stage).or_default();
+        for k in 0..2 {
+            own[k] += total[k] - nested[k];
+        }
         if let Some(parent) = c.nested.last_mut() {
-            *parent += total;
+            for k in 0..2 {
+                parent[k] += total[k];
+            }
         }
         r
     }
@@ -484,7 +491,7 @@ impl<'a> Engine<'a> {
         Ok(out)
     }
 
-    /// Wall time and work per report stage, in registry order, then `packs`.
+    /// Wall time, processor time and work per report stage, in registry order, then `packs`.
     pub fn timings(&self) -> Vec<StageTiming> {
         let c = self.clock.lock().expect("clock");
         let mut names: Vec<&'static str> = Vec::new();
@@ -510,7 +517,8 @@ impl<'a> Engine<'a> {
                         detail = format!("{detail}; {extra}");
                     }
                 }
-                StageTiming { name, seconds: c.seconds.get(name).copied().unwrap_or(0.0), detail }
+                let [seconds, cpu_seconds] = c.seconds.get(name).copied().unwrap_or_default();
+                StageTiming { name, seconds, cpu_seconds, detail }
             })
             .collect()
     }

@@ -108,3 +108,23 @@ fn shards_hold_what_their_tiles_read() {
     assert!(sharded == one, "three shards give the packs of one process");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn each_stage_reports_its_own_processor_time() {
+    let world = world();
+    let plan = Plan::new(&world);
+    let registry = Registry::standard();
+    let cache = StageCache::new(None, "released", false);
+    let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
+    let cpu_start = crate::process_cpu_seconds();
+    engine.packs(&(0..plan.tiles.len()).collect::<Vec<_>>()).expect("bakes");
+    let cpu = crate::process_cpu_seconds() - cpu_start;
+    let timings = engine.timings();
+    // Steps nested in others count once, in their own stage: the stages add up to no more than
+    // the bake used (other tests' threads may add to the process's time, never take from it).
+    let sum: f64 = timings.iter().map(|t| t.cpu_seconds).sum();
+    assert!(sum <= cpu + 0.02, "stages {sum} s against the bake's {cpu} s");
+    let lighting = timings.iter().find(|t| t.name == "lighting").expect("a lighting stage");
+    assert!(lighting.cpu_seconds > 0.0, "{lighting}");
+    assert!(timings.iter().all(|t| t.cpu_seconds >= 0.0), "{timings:?}");
+}

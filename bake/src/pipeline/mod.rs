@@ -76,14 +76,18 @@ pub struct StageTiming {
     pub name: &'static str,
     /// Wall time, seconds.
     pub seconds: f64,
+    /// Processor time of every thread of the process during the stage, seconds: over `seconds`,
+    /// how many cores the stage kept busy on average.
+    pub cpu_seconds: f64,
     /// What the stage did (counts, sizes), one line.
     pub detail: String,
 }
 
 impl std::fmt::Display for StageTiming {
-    /// One aligned report line: `name  seconds  detail`.
+    /// One aligned report line: `name  seconds  cores busy  detail`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:<10} {:>8.3} s  {}", self.name, self.seconds, self.detail)
+        let busy = if self.seconds > 0.0 { self.cpu_seconds / self.seconds } else { 0.0 };
+        write!(f, "{:<10} {:>8.3} s {busy:>5.1} cores  {}", self.name, self.seconds, self.detail)
     }
 }
 
@@ -218,7 +222,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
         s.detail = format!("{} tiles, {vertices} vertices, {triangles} triangles; {}", tiles.len(), s.detail);
     }
 
-    let clock = Instant::now();
+    let (clock, cpu_start) = (Instant::now(), crate::process_cpu_seconds());
     let mut shared = Vec::new();
     for (name, bytes) in engine.shared_packs()? {
         let path = format!("shared/{name}.kpack");
@@ -234,6 +238,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
     stages.push(StageTiming {
         name: "write",
         seconds: clock.elapsed().as_secs_f64(),
+        cpu_seconds: crate::process_cpu_seconds() - cpu_start,
         detail: if wrote_output { format!("{files} packs, {:.1} MB", bytes_written as f64 / 1e6) } else { "output already up to date".into() },
     });
     let dims = world.dims();
