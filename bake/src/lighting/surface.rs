@@ -169,20 +169,75 @@ impl Surface {
         &self.adj[self.adj_start[i] as usize..self.adj_start[i + 1] as usize]
     }
 
-    /// Adds the deposits of map `map` whose welded vertex lies in `range` to `power` (which holds
-    /// `range`), in fixed units (exact in any order).
-    pub(crate) fn apply(power: &mut [[i64; 3]], range_start: usize, map: u8, deposits: &[Deposit], fixed: &Fixed) {
-        let end = range_start + power.len();
-        for d in deposits.iter().filter(|d| d.map == map) {
-            for k in 0..3 {
-                let v = d.verts[k] as usize;
-                if v >= range_start && v < end {
-                    for (acc, p) in power[v - range_start].iter_mut().zip(d.power) {
-                        *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
+    /// Adds the deposits of every part to the ambient map (`maps[0]`, deposits of map 0) and the
+    /// direct-lights map (`maps[1]`, map 1; empty in a scene without static lights), in fixed
+    /// units (exact in any order). Each part's deposits are first listed by the vertex ranges
+    /// their corners fall in, in parallel over parts; then each range is filled from its lists
+    /// alone, in parallel over ranges, so the work does not grow with the thread count.
+    pub(crate) fn apply(maps: [&mut [[i64; 3]]; 2], parts: &[&[Deposit]], fixed: &Fixed) {
+        let range_len = maps[0].len().div_ceil(RANGES).max(1);
+        let lists: Vec<RangeLists> = parts.par_iter().map(|part| RangeLists::of(part, range_len)).collect();
+        for (map, sums) in maps.into_iter().enumerate() {
+            sums.par_chunks_mut(range_len).enumerate().for_each(|(r, power)| {
+                let start = r * range_len;
+                for (part, list) in parts.iter().zip(&lists) {
+                    for d in list.range(r).iter().map(|&i| &part[i as usize]).filter(|d| d.map as usize == map) {
+                        for k in 0..3 {
+                            if let Some(acc) = (d.verts[k] as usize).checked_sub(start).and_then(|v| power.get_mut(v)) {
+                                for (acc, p) in acc.iter_mut().zip(d.power) {
+                                    *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
+                                }
+                            }
+                        }
                     }
                 }
+            });
+        }
+    }
+}
+
+/// Welded-vertex ranges the deposits are added in. A fixed count, so the work never depends on
+/// the thread count; a range's sums (1–2 MB on the default world) stay in cache while it is filled.
+const RANGES: usize = 64;
+
+/// One part's deposits by vertex range: those with a corner in range `r` are
+/// `items[start[r]..start[r + 1]]`, in the part's order (a counting sort).
+struct RangeLists {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl RangeLists {
+    fn of(deposits: &[Deposit], range_len: usize) -> RangeLists {
+        // The distinct ranges of a deposit's corners, ascending, `usize::MAX` for repeats.
+        let ranges = |d: &Deposit| {
+            let mut r = d.verts.map(|v| v as usize / range_len);
+            r.sort_unstable();
+            [r[0], if r[1] == r[0] { usize::MAX } else { r[1] }, if r[2] == r[1] { usize::MAX } else { r[2] }]
+        };
+        let mut start = vec![0u32; RANGES + 2];
+        for d in deposits {
+            for r in ranges(d).into_iter().filter(|&r| r != usize::MAX) {
+                start[r.min(RANGES - 1) + 2] += 1;
             }
         }
+        for r in 2..start.len() {
+            start[r] += start[r - 1];
+        }
+        let mut items = vec![0u32; start[RANGES + 1] as usize];
+        for (i, d) in deposits.iter().enumerate() {
+            for r in ranges(d).into_iter().filter(|&r| r != usize::MAX) {
+                let slot = &mut start[r.min(RANGES - 1) + 1];
+                items[*slot as usize] = i as u32;
+                *slot += 1;
+            }
+        }
+        start.pop();
+        RangeLists { start, items }
+    }
+
+    fn range(&self, r: usize) -> &[u32] {
+        self.start.get(r..r + 2).map_or(&[], |s| &self.items[s[0] as usize..s[1] as usize])
     }
 }
 
@@ -297,6 +352,44 @@ impl VertexGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deposits_added_by_vertex_range_equal_each_deposit_added_directly() {
+        // Corners spread so that deposits touch one, two or three ranges, and both maps.
+        let n = 1000usize;
+        let mut rng = crate::lighting::rng::Rng::new(9, 0, 0);
+        let deposits: Vec<Deposit> = (0..3000)
+            .map(|i| {
+                let a = (rng.next_f32() * n as f32) as u32 % n as u32;
+                let near = |r: f32| (a + (r * 40.0) as u32) % n as u32;
+                Deposit {
+                    verts: [a, if i % 3 == 0 { a } else { near(rng.next_f32()) }, (rng.next_f32() * n as f32) as u32 % n as u32],
+                    weights: [0.2, 0.3, 0.5],
+                    power: [rng.next_f32(), 1.0, 0.25],
+                    map: (i % 4 == 0) as u8,
+                }
+            })
+            .collect();
+        let fixed = Fixed::for_scene(2.0, 4.0);
+        let mut expected = [vec![[0i64; 3]; n], vec![[0i64; 3]; n]];
+        for d in &deposits {
+            for k in 0..3 {
+                for c in 0..3 {
+                    let acc = &mut expected[d.map as usize][d.verts[k] as usize][c];
+                    *acc = acc.wrapping_add(fixed.surface(d.power[c] * d.weights[k]));
+                }
+            }
+        }
+        let (mut ambient, mut lights) = (vec![[0i64; 3]; n], vec![[0i64; 3]; n]);
+        let parts: Vec<&[Deposit]> = vec![&deposits[..1], &deposits[1..1700], &[], &deposits[1700..]];
+        Surface::apply([&mut ambient, &mut lights], &parts, &fixed);
+        assert!(ambient == expected[0] && lights == expected[1]);
+        // Without static lights the direct map is empty and stays so.
+        let mut none: Vec<[i64; 3]> = Vec::new();
+        let mut ambient = vec![[0i64; 3]; n];
+        Surface::apply([&mut ambient, &mut none], &parts, &fixed);
+        assert!(ambient == expected[0] && none.is_empty());
+    }
 
     #[test]
     fn welding_merges_identical_positions_only() {

@@ -4,9 +4,9 @@
 //! Determinism: path `i` of source `s` draws from `Rng::for_path(seed, s, i)` only (a split's children
 //! from forks of it). Paths are traced in fixed batches, each sorted by its paths' start points
 //! (ties by path number); within a batch, chunks of that order run in parallel, each tracing its
-//! paths' photons in waves in an order fixed by the photons alone; their records are concatenated
-//! in chunk order, then applied to the accumulators in that order (split by ownership, never by
-//! thread). The result is the same for any thread count.
+//! paths' photons in waves in an order fixed by the photons alone; their records are applied to the
+//! accumulators (split by ownership, never by thread) while the next batch is traced. The sums are
+//! exact integers, so the result is the same for any thread count and any order of application.
 
 use super::fixed::{Fixed, LightSums};
 use super::luminance;
@@ -123,21 +123,19 @@ pub(crate) fn trace_all(
         first.push(first.last().copied().unwrap_or(0) + (r.1 - r.0));
     }
     let total = first.last().copied().unwrap_or(0);
-    let threads = rayon::current_num_threads();
     let LightSums { ambient, lights, volume, flights } = sums;
-    // Reused from batch to batch: fresh buffers every batch cost page faults and zeroing.
-    let (mut deposits, mut segments): (Vec<Deposit>, Vec<Segment>) = (Vec::new(), Vec::new());
     let mut starts: Vec<(Rng, Emission)> = Vec::new();
     let mut order: Vec<u64> = Vec::new();
+    // The batch traced last: applied while the next one is traced, so that the threads that
+    // finish their share of either early take up the other's work instead of waiting.
+    let mut traced: Vec<Records> = Vec::new();
     let mut batch_start = 0;
     let source_of = |g: u64| first.partition_point(|&f| f <= g) - 1;
-    while batch_start < total {
+    while batch_start < total || !traced.is_empty() {
         let batch_end = (batch_start + BATCH).min(total);
         // Emit every path of the batch, then trace them in the order of their start points along
         // a Morton curve: neighbouring paths then walk the same BVH nodes and leaves while they
-        // are still in cache. The order is a function of the
-        // paths alone (ties by path number) and records are applied in that order, so the sums
-        // stay independent of the thread count.
+        // are still in cache. The order is a function of the paths alone (ties by path number).
         // Only the (Morton code, path) keys are sorted; the emitted paths stay where they are.
         starts.clear();
         starts.par_extend((batch_start..batch_end).into_par_iter().map(|g| {
@@ -149,44 +147,35 @@ pub(crate) fn trace_all(
         order.clear();
         order.par_extend(starts.par_iter().enumerate().map(|(k, (_, e))| (scene.morton(e.origin) as u64) << 32 | k as u64));
         order.par_sort_unstable();
-        let records: Vec<Records> = order
-            .par_chunks(CHUNK as usize)
-            .map(|chunk| {
-                // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
-                let mut rec = Records {
-                    deposits: Vec::with_capacity(2 * chunk.len()),
-                    segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
-                    ..Records::default()
-                };
-                let first_photons = chunk.iter().filter_map(|&key| {
-                    let k = key as u32 as usize;
-                    let (rng, e) = &starts[k];
-                    let s = source_of(batch_start + k as u64);
-                    let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
-                    Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
-                });
-                trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
-                rec
-            })
-            .collect();
-        *flights += records.iter().map(|r| r.flights).sum::<u64>();
-        deposits.clear();
-        segments.clear();
-        for r in &records {
-            deposits.extend_from_slice(&r.deposits);
-            segments.extend_from_slice(&r.segments);
-        }
-        let per_task = ambient.len().div_ceil(4 * threads).max(1);
-        let add_map = |sums: &mut Vec<[i64; 3]>, map: u8| {
-            sums.par_chunks_mut(per_task).enumerate().for_each(|(i, chunk)| Surface::apply(chunk, i * per_task, map, &deposits, &scene.fixed))
+        let trace = || {
+            order
+                .par_chunks(CHUNK as usize)
+                .map(|chunk| {
+                    // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
+                    let mut rec = Records {
+                        deposits: Vec::with_capacity(2 * chunk.len()),
+                        segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
+                        ..Records::default()
+                    };
+                    let first_photons = chunk.iter().filter_map(|&key| {
+                        let k = key as u32 as usize;
+                        let (rng, e) = &starts[k];
+                        let s = source_of(batch_start + k as u64);
+                        let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
+                        Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
+                    });
+                    trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
+                    rec
+                })
+                .collect::<Vec<Records>>()
         };
-        rayon::join(
-            || {
-                add_map(ambient, 0);
-                add_map(lights, 1);
-            },
-            || volume.add(&segments),
-        );
+        let apply = || {
+            *flights += traced.iter().map(|r| r.flights).sum::<u64>();
+            let deposits: Vec<&[Deposit]> = traced.iter().map(|r| r.deposits.as_slice()).collect();
+            let segments: Vec<&[Segment]> = traced.iter().map(|r| r.segments.as_slice()).collect();
+            rayon::join(|| Surface::apply([ambient, lights], &deposits, &scene.fixed), || volume.add(&segments));
+        };
+        traced = rayon::join(trace, apply).0;
         batch_start = batch_end;
     }
 }

@@ -125,13 +125,15 @@ impl VolumeAccumulator {
         }
     }
 
-    /// Adds `segments` in order. Phase one finds, in parallel over segments, the slabs of Y rows
-    /// each segment crosses; phase two walks, in parallel over slabs (the accumulator is stored
-    /// Y-major so a slab is contiguous and stays in cache), each slab's segments in segment order,
-    /// clipped to the slab's rows. Only segment indices are buffered between the phases, not
-    /// every cell crossing. Which slab a crossing falls in depends on the grid alone, so the sums
-    /// are bit-identical for any thread count.
-    pub(crate) fn add(&mut self, segments: &[Segment]) {
+    /// Adds the segments of every part (a part is one tracing chunk's records, added where they
+    /// lie rather than joined into one list first). Phase one finds, in parallel over pieces of
+    /// the parts, the slabs of Y rows each segment crosses; phase two walks, in parallel over
+    /// slabs (the accumulator is stored Y-major so a slab is contiguous and stays in cache), each
+    /// slab's segments, clipped to the slab's rows. Only segment indices are buffered between the
+    /// phases, not every cell crossing. Which slab a crossing falls in depends on the grid alone
+    /// and the sums are exact, so they are bit-identical for any thread count and any split of
+    /// the segments into parts.
+    pub(crate) fn add(&mut self, parts: &[&[Segment]]) {
         if self.sums[0].is_empty() {
             return;
         }
@@ -140,15 +142,15 @@ impl VolumeAccumulator {
         let slab_rows = ny.div_ceil(SLABS).max(1);
         let slabs = ny.div_ceil(slab_rows);
         let (desc, cell) = (self.desc, self.cell);
-        let buckets: Vec<Vec<Vec<u32>>> = segments
-            .par_chunks(SEGMENTS_PER_TASK)
-            .enumerate()
-            .map(|(task, chunk)| {
+        let pieces: Vec<&[Segment]> = parts.iter().flat_map(|p| p.chunks(SEGMENTS_PER_TASK)).collect();
+        let buckets: Vec<Vec<Vec<u32>>> = pieces
+            .par_iter()
+            .map(|piece| {
                 let mut lists: Vec<Vec<u32>> = vec![Vec::new(); slabs];
-                for (k, s) in chunk.iter().enumerate() {
+                for (k, s) in piece.iter().enumerate() {
                     if let Some((r0, r1)) = row_span(&desc, cell, s) {
                         for list in &mut lists[r0 / slab_rows..=r1 / slab_rows] {
-                            list.push((task * SEGMENTS_PER_TASK + k) as u32);
+                            list.push(k as u32);
                         }
                     }
                 }
@@ -160,9 +162,9 @@ impl VolumeAccumulator {
         let slab_len = slab_rows * nx * nz;
         ambient.par_chunks_mut(slab_len).zip(direct.par_chunks_mut(slab_len)).enumerate().for_each(|(slab, (ambient, direct))| {
             let rows = (slab * slab_rows, ((slab + 1) * slab_rows).min(ny));
-            for lists in &buckets {
+            for (piece, lists) in pieces.iter().zip(&buckets) {
                 for &i in &lists[slab] {
-                    let s = &segments[i as usize];
+                    let s = &piece[i as usize];
                     let out: &mut [[[i64; 3]; BINS]] = if s.class == 0 { ambient } else { direct };
                     // Per axis: the bin the light lands in (moving toward +a lands on surfaces
                     // facing -a) and the power per unit length it adds there, in fixed units.
@@ -484,11 +486,11 @@ mod tests {
             })
             .collect();
         let mut acc = VolumeAccumulator::new(desc, Fixed::for_scene(2.0, 4.0));
-        acc.add(&segments);
+        acc.add(&[&segments]);
         // The sums are exact in any order: two halves added apart and merged give the same units.
         let mut halves = [0, 1].map(|_| VolumeAccumulator::new(desc, Fixed::for_scene(2.0, 4.0)));
-        halves[0].add(&segments[1700..]);
-        halves[1].add(&segments[..1700]);
+        halves[0].add(&[&segments[2900..], &segments[1700..2900]]);
+        halves[1].add(&[&segments[..1700]]);
         let [mut first, second] = halves;
         first.merge(&second);
         assert!(first == acc, "merged halves differ from one pass");
