@@ -373,10 +373,9 @@ mod tests {
         let fixed = Fixed::for_scene(2.0, 4.0);
         let mut expected = [vec![[0i64; 3]; n], vec![[0i64; 3]; n]];
         for d in &deposits {
-            for k in 0..3 {
-                for c in 0..3 {
-                    let acc = &mut expected[d.map as usize][d.verts[k] as usize][c];
-                    *acc = acc.wrapping_add(fixed.surface(d.power[c] * d.weights[k]));
+            for (v, w) in d.verts.iter().zip(d.weights) {
+                for (acc, p) in expected[d.map as usize][*v as usize].iter_mut().zip(d.power) {
+                    *acc = acc.wrapping_add(fixed.surface(p * w));
                 }
             }
         }
