@@ -20,7 +20,8 @@ use crate::rays::{Bvh, Hit, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
 
-/// Paths per batch: bounds the memory of the records between tracing and applying.
+/// Paths per batch: bounds the memory of the records between tracing and applying (two batches'
+/// records are held at once: one applied while the next is traced).
 const BATCH: u64 = 1 << 16;
 /// Paths per parallel work item.
 const CHUNK: u64 = 512;
