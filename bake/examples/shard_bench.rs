@@ -1,5 +1,7 @@
 //! `make bench` part (issue 20): the default world's bake on 1, 2, 4, … threads (the scaling
-//! curve), then as N local shards sharing the machine's threads (`kiln bake --local-shards N`,
+//! curve); the machine's own ceiling for it (as many one-thread bakes at once as there are cores:
+//! how much work the cores do together, in units of one core alone, which no one process can
+//! beat); then as N local shards sharing the machine's threads (`kiln bake --local-shards N`,
 //! each from an empty cache), against one process with every thread; each sharded output is
 //! checked to be the one-process bytes.
 //!
@@ -46,6 +48,26 @@ fn main() {
         all = wall;
         println!("  one process, {j:>3} threads  {wall:7.2} s  ({:.2}x one thread)", one / wall);
     }
+    // The ceiling: every core running a one-thread bake of its own, against `one` alone.
+    let t = Instant::now();
+    let copies: Vec<_> = (0..cores)
+        .map(|k| {
+            let args = ["bake", &world, "--out", &s(&format!("copy{k}")), "--no-cache", "--quiet", "--jobs", "1"];
+            Command::new(kiln()).args(args).spawn().unwrap_or_else(|e| panic!("{}: {e}", kiln().display()))
+        })
+        .collect();
+    for mut c in copies {
+        if !c.wait().is_ok_and(|s| s.success()) {
+            eprintln!("shard bench: a one-thread copy failed");
+            std::process::exit(2);
+        }
+    }
+    let wall = t.elapsed().as_secs_f64();
+    let ceiling = cores as f64 * one / wall;
+    println!(
+        "  {cores} one-thread bakes at once {wall:7.2} s  (the cores' ceiling: {ceiling:.2}x one thread; one process with {cores} threads reaches {:.0} % of it)",
+        100.0 * one / all / ceiling
+    );
     let reference = files(&scratch.join(format!("jobs{cores}")).join(&name));
     let mut shards: Vec<usize> = std::iter::successors(Some(2), |&n| (n * 2 <= cores).then_some(n * 2)).collect();
     if shards.is_empty() || cores < 2 {
