@@ -433,12 +433,12 @@ fn run_bake(
         crate::pipeline::BakeRole::Shard { index, count } => eprintln!("baked shard {index}/{count} of {} into the cache", world.spec.name),
         _ => eprintln!("baked {} into {}", world.spec.name, report.out_dir.display()),
     }
-    eprintln!("  estimate   {}", estimate.describe());
+    eprintln!("  {:<13} {}", "estimate", estimate.describe());
     for s in &report.stages {
         eprintln!("  {s}");
     }
     eprintln!(
-        "  {:<10} {:>8.3} s {:>5.1} cores  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
+        "  {:<13} {:>8.3} s {:>5.1} cores  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
         "total",
         wall,
         cpu / wall.max(1e-9),
@@ -448,10 +448,10 @@ fn run_bake(
     );
     if opts.cache.is_some() {
         let t: Vec<String> = report.tallies.iter().map(|(s, t)| format!("{s} {} cached / {} computed", t.cached, t.computed)).collect();
-        eprintln!("  cache      {}", if t.is_empty() { "nothing looked up".into() } else { t.join(", ") });
+        eprintln!("  {:<13} {}", "cache", if t.is_empty() { "nothing looked up".into() } else { t.join(", ") });
     }
     for e in &report.explanations {
-        eprintln!("  explain    {e}");
+        eprintln!("  {:<13} {e}", "explain");
     }
     Ok(())
 }

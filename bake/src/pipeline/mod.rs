@@ -87,7 +87,7 @@ impl std::fmt::Display for StageTiming {
     /// One aligned report line: `name  seconds  cores busy  detail`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let busy = if self.seconds > 0.0 { self.cpu_seconds / self.seconds } else { 0.0 };
-        write!(f, "{:<10} {:>8.3} s {busy:>5.1} cores  {}", self.name, self.seconds, self.detail)
+        write!(f, "{:<13} {:>8.3} s {busy:>5.1} cores  {}", self.name, self.seconds, self.detail)
     }
 }
 
