@@ -171,23 +171,23 @@ impl Surface {
 
     /// Adds the deposits of every part to the ambient map (`maps[0]`, deposits of map 0) and the
     /// direct-lights map (`maps[1]`, map 1; empty in a scene without static lights), in fixed
-    /// units (exact in any order). Each part's deposits are first listed by the vertex ranges
-    /// their corners fall in, in parallel over parts; then each range is filled from its lists
+    /// units (exact in any order). Each part's deposit corners are first listed by the vertex
+    /// range they fall in, in parallel over parts; then each range is filled from its lists
     /// alone, in parallel over ranges, so the work does not grow with the thread count.
     pub(crate) fn apply(maps: [&mut [[i64; 3]]; 2], parts: &[&[Deposit]], fixed: &Fixed) {
         let range_len = maps[0].len().div_ceil(RANGES).max(1);
-        let lists: Vec<RangeLists> = parts.par_iter().map(|part| RangeLists::of(part, range_len)).collect();
+        let lists: Vec<CornerLists> = parts.par_iter().map(|part| CornerLists::of(part, range_len)).collect();
         for (map, sums) in maps.into_iter().enumerate() {
             sums.par_chunks_mut(range_len).enumerate().for_each(|(r, power)| {
-                let start = r * range_len;
                 for (part, list) in parts.iter().zip(&lists) {
-                    for d in list.range(r).iter().map(|&i| &part[i as usize]).filter(|d| d.map as usize == map) {
-                        for k in 0..3 {
-                            if let Some(acc) = (d.verts[k] as usize).checked_sub(start).and_then(|v| power.get_mut(v)) {
-                                for (acc, p) in acc.iter_mut().zip(d.power) {
-                                    *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
-                                }
-                            }
+                    for &corner in list.range(r) {
+                        let (d, k) = (&part[corner as usize / 3], corner as usize % 3);
+                        if d.map as usize != map {
+                            continue;
+                        }
+                        let Some(acc) = (d.verts[k] as usize).checked_sub(r * range_len).and_then(|v| power.get_mut(v)) else { continue };
+                        for (acc, p) in acc.iter_mut().zip(d.power) {
+                            *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
                         }
                     }
                 }
@@ -200,40 +200,36 @@ impl Surface {
 /// the thread count; a range's sums (1–2 MB on the default world) stay in cache while it is filled.
 const RANGES: usize = 64;
 
-/// One part's deposits by vertex range: those with a corner in range `r` are
-/// `items[start[r]..start[r + 1]]`, in the part's order (a counting sort).
-struct RangeLists {
+/// One part's deposit corners by vertex range (a counting sort): corner `k` of deposit `i` is
+/// listed as `3i + k` in `items[start[r]..start[r + 1]]`, `r` the range of its vertex.
+struct CornerLists {
     start: Vec<u32>,
     items: Vec<u32>,
 }
 
-impl RangeLists {
-    fn of(deposits: &[Deposit], range_len: usize) -> RangeLists {
-        // The distinct ranges of a deposit's corners, ascending, `usize::MAX` for repeats.
-        let ranges = |d: &Deposit| {
-            let mut r = d.verts.map(|v| v as usize / range_len);
-            r.sort_unstable();
-            [r[0], if r[1] == r[0] { usize::MAX } else { r[1] }, if r[2] == r[1] { usize::MAX } else { r[2] }]
-        };
-        let mut start = vec![0u32; RANGES + 2];
+impl CornerLists {
+    fn of(deposits: &[Deposit], range_len: usize) -> CornerLists {
+        // A vertex past the last range (none in a sound surface) is listed in it and then skipped.
+        let range = |v: u32| (v as usize / range_len).min(RANGES - 1);
+        let mut start = vec![0u32; RANGES + 1];
         for d in deposits {
-            for r in ranges(d).into_iter().filter(|&r| r != usize::MAX) {
-                start[r.min(RANGES - 1) + 2] += 1;
+            for v in d.verts {
+                start[range(v) + 1] += 1;
             }
         }
-        for r in 2..start.len() {
+        for r in 1..start.len() {
             start[r] += start[r - 1];
         }
-        let mut items = vec![0u32; start[RANGES + 1] as usize];
+        let mut next = start.clone();
+        let mut items = vec![0u32; 3 * deposits.len()];
         for (i, d) in deposits.iter().enumerate() {
-            for r in ranges(d).into_iter().filter(|&r| r != usize::MAX) {
-                let slot = &mut start[r.min(RANGES - 1) + 1];
-                items[*slot as usize] = i as u32;
+            for (k, v) in d.verts.into_iter().enumerate() {
+                let slot = &mut next[range(v)];
+                items[*slot as usize] = (3 * i + k) as u32;
                 *slot += 1;
             }
         }
-        start.pop();
-        RangeLists { start, items }
+        CornerLists { start, items }
     }
 
     fn range(&self, r: usize) -> &[u32] {
