@@ -39,7 +39,7 @@ pub(crate) fn process_status_bytes(field: &str) -> Option<u64> {
 }
 
 /// Processor time this process has used on all its threads (user and system), in seconds.
-pub fn process_cpu_seconds() -> f64 {
+fn process_cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes the struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
@@ -47,4 +47,24 @@ pub fn process_cpu_seconds() -> f64 {
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Wall time and this process's processor time (every thread) since it was started: over a
+/// stretch of the bake, how many cores it kept busy.
+#[derive(Clone, Copy, Debug)]
+pub struct Stopwatch {
+    wall: std::time::Instant,
+    cpu: f64,
+}
+
+impl Stopwatch {
+    /// Starts both clocks now.
+    pub fn start() -> Stopwatch {
+        Stopwatch { wall: std::time::Instant::now(), cpu: process_cpu_seconds() }
+    }
+
+    /// `[wall, processor]` seconds since [`Stopwatch::start`].
+    pub fn read(&self) -> [f64; 2] {
+        [self.wall.elapsed().as_secs_f64(), process_cpu_seconds() - self.cpu]
+    }
 }

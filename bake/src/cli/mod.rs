@@ -405,7 +405,7 @@ fn run_bake(
     let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?, opts.cache.is_some());
     let budget = crate::budget::Budget::resolve(memory_budget);
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
-    let (clock, cpu_start) = (std::time::Instant::now(), crate::process_cpu_seconds());
+    let stopwatch = crate::Stopwatch::start();
     let shown: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
     let sink = progress::StepRecorder { inner: shown, steps: Default::default() };
     // A budget the user gives is kept by measurement: past it, the process ends at once, as a kill
@@ -421,8 +421,7 @@ fn run_bake(
     });
     let report = crate::pipeline::bake_as(&world, opts, role, &sink)?;
     drop(watch);
-    let wall = clock.elapsed().as_secs_f64();
-    let cpu = crate::process_cpu_seconds() - cpu_start;
+    let [wall, cpu] = stopwatch.read();
     for w in &report.cache_warnings {
         eprintln!("kiln: warning: {w}");
     }
@@ -437,15 +436,9 @@ fn run_bake(
     for s in &report.stages {
         eprintln!("  {s}");
     }
-    eprintln!(
-        "  {:<13} {:>8.3} s {:>5.1} cores  {} tiles, {:.1} Mvoxels/s overall, peak memory {}",
-        "total",
-        wall,
-        cpu / wall.max(1e-9),
-        report.tiles,
-        report.voxels as f64 / wall / 1e6,
-        crate::peak_memory().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))
-    );
+    let peak = crate::peak_memory().map_or("unknown".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0));
+    let detail = format!("{} tiles, {:.1} Mvoxels/s overall, peak memory {peak}", report.tiles, report.voxels as f64 / wall / 1e6);
+    eprintln!("  {}", crate::pipeline::StageTiming { name: "total", seconds: wall, cpu_seconds: cpu, detail });
     if opts.cache.is_some() {
         let t: Vec<String> = report.tallies.iter().map(|(s, t)| format!("{s} {} cached / {} computed", t.cached, t.computed)).collect();
         eprintln!("  {:<13} {}", "cache", if t.is_empty() { "nothing looked up".into() } else { t.join(", ") });

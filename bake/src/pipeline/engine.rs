@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -266,11 +265,11 @@ impl<'a> Engine<'a> {
     fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
         self.clock.lock().expect("clock").nested.push([0.0; 2]);
         self.progress.step(stage, true);
-        let (start, cpu_start) = (Instant::now(), crate::process_cpu_seconds());
+        let watch = crate::Stopwatch::start();
         let r = f();
         crate::mem::return_freed_memory();
         self.progress.step(stage, false);
-        let total = [start.elapsed().as_secs_f64(), crate::process_cpu_seconds() - cpu_start];
+        let total = watch.read();
         let mut c = self.clock.lock().expect("clock");
         let nested = c.nested.pop().unwrap_or_default();
         let own = c.seconds.entry(stage).or_default();

@@ -27,7 +27,6 @@ mod volume;
 mod water;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use kiln_cache::store::Store;
 use kiln_formats::sections::{EmbeddedFiles, Manifest, PackInfo, PackKind, SharedPack, SharedPacks, TileNode};
@@ -222,7 +221,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
         s.detail = format!("{} tiles, {vertices} vertices, {triangles} triangles; {}", tiles.len(), s.detail);
     }
 
-    let (clock, cpu_start) = (Instant::now(), crate::process_cpu_seconds());
+    let watch = crate::Stopwatch::start();
     let mut shared = Vec::new();
     for (name, bytes) in engine.shared_packs()? {
         let path = format!("shared/{name}.kpack");
@@ -235,10 +234,11 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
     let committed = output.finish()?;
     let wrote_output = committed.is_some();
     let out_dir = committed.unwrap_or(dest);
+    let [seconds, cpu_seconds] = watch.read();
     stages.push(StageTiming {
         name: "write",
-        seconds: clock.elapsed().as_secs_f64(),
-        cpu_seconds: crate::process_cpu_seconds() - cpu_start,
+        seconds,
+        cpu_seconds,
         detail: if wrote_output { format!("{files} packs, {:.1} MB", bytes_written as f64 / 1e6) } else { "output already up to date".into() },
     });
     let dims = world.dims();
