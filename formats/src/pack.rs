@@ -76,6 +76,17 @@ impl Pack {
         }
     }
 
+    /// The section of type `T` of the pack `bytes`, if it has one (the layout and that section's
+    /// checksum checked), read where the bytes lie: for a reader that holds a large pack and
+    /// wants one section of it, where [`Pack::from_bytes`] would take the whole file.
+    pub fn section_in<T: Section>(bytes: &[u8]) -> Result<Option<T>, FormatError> {
+        let (_, entries) = container::parse_layout(bytes)?;
+        match entries.iter().position(|e| e.kind == T::KIND) {
+            None => Ok(None),
+            Some(i) => T::decode(&container::check_section(bytes, i, &entries[i])?).map(Some),
+        }
+    }
+
     /// The section of type `T`; [`FormatError::MissingSection`] if absent.
     pub fn require<T: Section>(&self) -> Result<T, FormatError> {
         self.get::<T>()?.ok_or(FormatError::MissingSection { section: T::KIND })

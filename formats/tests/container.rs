@@ -201,6 +201,21 @@ fn sections_are_aligned_and_checked_lazily() {
 }
 
 #[test]
+fn one_section_read_in_place_is_the_section_the_opened_pack_gives() {
+    let bytes = small_pack();
+    let pack = Pack::from_bytes(bytes.clone()).unwrap();
+    assert_eq!(Pack::section_in::<TerrainMesh>(&bytes).unwrap(), pack.get::<TerrainMesh>().unwrap());
+    assert_eq!(Pack::section_in::<VertexAo>(&bytes).unwrap(), Some(VertexAo(vec![200; 36])));
+    assert_eq!(Pack::section_in::<Manifest>(&bytes).unwrap(), None);
+    // A damaged byte of the section read is its checksum's failure, not a wrong value.
+    let ao = pack.sections().iter().find(|e| e.kind == VertexAo::KIND).unwrap();
+    let mut damaged = bytes.clone();
+    damaged[ao.offset as usize] ^= 0x40;
+    assert!(Pack::section_in::<VertexAo>(&damaged).is_err());
+    assert!(Pack::section_in::<VertexAo>(&bytes[..bytes.len() - 1]).is_err(), "a truncated pack is refused");
+}
+
+#[test]
 fn every_single_byte_flip_is_detected() {
     let bytes = small_pack();
     open_and_verify(bytes.clone()).unwrap();

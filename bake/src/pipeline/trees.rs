@@ -6,6 +6,7 @@
 //! lies in its half-open footprint, so a tile's trees do not depend on the tiling and a tree near a
 //! border belongs to exactly one tile of each level.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use kiln_formats::sections::{PackInfo, PackKind, TreeCards, TreeImpostors, TreeInstance, TreeInstances, TreeLighting, TreePrototypes, TreeTextures};
@@ -65,50 +66,60 @@ pub struct Prototypes {
     pub pack: Vec<u8>,
     /// xxh3-64 of `pack`: what every `TINS` section repeats.
     pub hash: u64,
-    /// What lighting reads of the prototypes, decoded from `pack` on first use: a bake whose
-    /// lighting is all cached (an unchanged world) only copies the pack to the output.
-    derived: OnceLock<Result<Derived, String>>,
+    /// Per prototype: its height and crown radius (object space), what instance lighting reads;
+    /// decoded from the pack's `TPRO` on first use.
+    sizes: OnceLock<Result<Vec<(f32, f32)>, String>>,
+    /// Per prototype: what light transport sees of it; made from `TPRO` and `TTEX` on first use.
+    /// Apart from the sizes, so that a bake whose transport is done (cached, or traced before
+    /// the pack was let go and read back) decodes no textures and builds no proxies.
+    proxies: OnceLock<Result<Vec<build::Proxy>, String>>,
 }
 
-/// Per prototype: its height and crown radius (object space), for instance lighting, and what
-/// light transport sees of it.
-pub struct Derived {
-    pub sizes: Vec<(f32, f32)>,
-    pub proxies: Vec<build::Proxy>,
-}
-
-impl Derived {
-    fn of(protos: &TreePrototypes, textures: &TreeTextures) -> Derived {
-        Derived { sizes: protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect(), proxies: build::proxies(protos, textures) }
-    }
+fn sizes_of(protos: &TreePrototypes) -> Vec<(f32, f32)> {
+    protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect()
 }
 
 impl Prototypes {
-    fn new(pack: Vec<u8>, derived: Option<Derived>) -> Prototypes {
+    /// A pack read back: its prototypes' sizes and proxies are decoded from it when first asked for.
+    fn new(pack: Vec<u8>) -> Prototypes {
         let hash = if pack.is_empty() { 0 } else { xxhash_rust::xxh3::xxh3_64(&pack) };
-        let cell = OnceLock::new();
-        if let Some(d) = derived {
-            let _ = cell.set(Ok(d));
-        }
-        Prototypes { pack, hash, derived: cell }
+        Prototypes { pack, hash, sizes: OnceLock::new(), proxies: OnceLock::new() }
+    }
+
+    /// A pack made by this bake, with the sizes and proxies of the prototypes it was made from.
+    fn made(pack: Vec<u8>, sizes: Vec<(f32, f32)>, proxies: Vec<build::Proxy>) -> Prototypes {
+        let p = Prototypes::new(pack);
+        let _ = p.sizes.set(Ok(sizes));
+        let _ = p.proxies.set(Ok(proxies));
+        p
     }
 
     fn none() -> Prototypes {
-        Prototypes::new(Vec::new(), Some(Derived { sizes: Vec::new(), proxies: Vec::new() }))
+        Prototypes::made(Vec::new(), Vec::new(), Vec::new())
     }
 
-    /// The prototypes' sizes and light proxies, decoding the pack's `TPRO` and `TTEX` the first time.
-    pub fn derived(&self) -> Result<&Derived, TreesError> {
-        let decoded = self.derived.get_or_init(|| {
-            let pack = Pack::from_bytes(self.pack.clone()).map_err(|e| e.to_string())?;
-            let protos: TreePrototypes = pack.require().map_err(|e| e.to_string())?;
-            let textures: TreeTextures = pack.require().map_err(|e| e.to_string())?;
+    /// The section of kind `T` of the pack, read where it lies.
+    fn section<T: Section>(&self) -> Result<T, String> {
+        Pack::section_in::<T>(&self.pack).map_err(|e| e.to_string())?.ok_or_else(|| format!("no {} section", T::KIND))
+    }
+
+    /// Each prototype's height and crown radius, decoding the pack's `TPRO` the first time.
+    pub fn sizes(&self) -> Result<&[(f32, f32)], TreesError> {
+        let decoded = self.sizes.get_or_init(|| Ok(sizes_of(&self.section()?)));
+        decoded.as_deref().map_err(|reason| TreesError::Cached { reason: reason.clone() })
+    }
+
+    /// Each prototype's light proxy, decoding the pack's `TPRO` and `TTEX` the first time.
+    pub fn proxies(&self) -> Result<&[build::Proxy], TreesError> {
+        let decoded = self.proxies.get_or_init(|| {
+            let protos: TreePrototypes = self.section()?;
+            let textures: TreeTextures = self.section()?;
             if textures.species.len() != protos.species.len() {
                 return Err("prototype and texture species disagree".into());
             }
-            Ok(Derived::of(&protos, &textures))
+            Ok(build::proxies(&protos, &textures))
         });
-        decoded.as_ref().map_err(|reason| TreesError::Cached { reason: reason.clone() })
+        decoded.as_deref().map_err(|reason| TreesError::Cached { reason: reason.clone() })
     }
 }
 
@@ -164,7 +175,6 @@ impl WorldProduct for TreePrototypesProduct {
         let built = growing.assemble(grown);
         let clock = std::time::Instant::now();
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
-        let derived = Derived::of(&built.prototypes, &built.textures);
         let made = format!(
             "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s",
             built.prototypes.prototypes.len(),
@@ -173,9 +183,10 @@ impl WorldProduct for TreePrototypesProduct {
             built.cpu.0,
             built.cpu.1
         );
+        let (sizes, proxies) = (sizes_of(&built.prototypes), build::proxies(&built.prototypes, &built.textures));
         let pack = shared_pack(&world.spec.name, inputs_hash, built).map_err(&err)?;
         let detail = format!("{made}, pack {:.2}s", clock.elapsed().as_secs_f64());
-        Ok((Box::new(Prototypes::new(pack, Some(derived))), detail))
+        Ok((Box::new(Prototypes::made(pack, sizes, proxies)), detail))
     }
     fn stored(&self) -> bool {
         true
@@ -183,10 +194,10 @@ impl WorldProduct for TreePrototypesProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
-    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
-        value.downcast_ref::<Prototypes>().map(|p| p.pack.clone())
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
+        value.downcast_ref::<Prototypes>().map(|p| Cow::Borrowed(&p.pack[..]))
     }
-    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         if bytes.is_empty() {
             return match trees_spec(keys.plan().world) {
                 None => Ok(Box::new(Prototypes::none())),
@@ -195,8 +206,8 @@ impl WorldProduct for TreePrototypesProduct {
         }
         let cards = trees_spec(keys.plan().world).is_some_and(|t| t.impostor.cards);
         let kinds: &[SectionKind] = if cards { &[TPRO, TTEX, TIMP, TCRD] } else { &[TPRO, TTEX, TIMP] };
-        hit_check::shared_pack(bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, kinds)?;
-        Ok(Box::new(Prototypes::new(bytes.to_vec(), None)))
+        hit_check::shared_pack(&bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, kinds)?;
+        Ok(Box::new(Prototypes::new(bytes)))
     }
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         trees_spec(keys.plan().world).is_some()
@@ -310,12 +321,12 @@ impl WorldProduct for TreePlacementProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
         let instances = value.downcast_ref::<Vec<TreeInstance>>()?;
-        TreeInstances { prototypes_hash: 0, instances: instances.clone() }.encode().ok()
+        TreeInstances { prototypes_hash: 0, instances: instances.clone() }.encode().ok().map(Cow::Owned)
     }
-    fn decode(&self, _keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
-        Ok(Box::new(TreeInstances::decode(bytes).map_err(|e| e.to_string())?.instances))
+    fn decode(&self, _keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
+        Ok(Box::new(TreeInstances::decode(&bytes).map_err(|e| e.to_string())?.instances))
     }
     fn light_occluder_key(&self, keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
         let world = keys.plan().world;
@@ -327,7 +338,7 @@ impl WorldProduct for TreePlacementProduct {
     fn light_occluders(&self, ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
         let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
         let prototypes = ctx.world::<Prototypes>("tree-prototypes")?;
-        let proxies = &prototypes.derived().map_err(fail(ctx.plan(), self.name()))?.proxies;
+        let proxies = prototypes.proxies().map_err(fail(ctx.plan(), self.name()))?;
         let mut all = OccluderMesh::default();
         for t in instances.iter() {
             let Some(proxy) = proxies.get(t.prototype as usize) else {
@@ -442,7 +453,7 @@ impl TileProduct for TreeLightingProduct {
         let instances = TreeInstances::decode(raw).map_err(|e| err(format_err("reading tree instances")(e)))?;
         let protos = ctx.world::<Prototypes>("tree-prototypes")?;
         let lighting = ctx.world::<WorldLighting>("transport")?;
-        let sizes = &protos.derived().map_err(&err)?.sizes;
+        let sizes = protos.sizes().map_err(&err)?;
         let lit = build::instance_lighting(&lighting.lookup, &instances.instances, sizes);
         let bytes = TreeLighting(lit).encode().map_err(|e| err(format_err("encoding tree lighting")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeLighting::KIND, required: TreeLighting::REQUIRED, bytes }], summary: None })
