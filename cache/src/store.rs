@@ -16,7 +16,7 @@
 //! the same bytes and both `put` them atomically.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
@@ -168,7 +168,7 @@ impl Store {
         let name = Store::object_name(key);
         let reply = s3.request("GET", &name, &[], b"").map_err(|m| s3_error(&self.root, m))?;
         match reply.status {
-            200 => match check_entry(key, &reply.body) {
+            200 => match check_entry(key, &reply.body[..HEADER.min(reply.body.len())], &reply.body[HEADER.min(reply.body.len())..]) {
                 Ok(()) => {
                     let mut bytes = reply.body;
                     bytes.drain(..HEADER);
@@ -247,20 +247,18 @@ impl Store {
             return self.s3_get(s3, key);
         }
         let path = self.path_of(key);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lookup::Miss),
+        let (header, payload) = match read_entry(&path) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => return Ok(Lookup::Miss),
             Err(source) => return Err(StoreError { path, source }),
         };
-        match check_entry(key, &bytes) {
+        match check_entry(key, &header, &payload) {
             Ok(()) => {
                 // Refresh the LRU clock; failing to do so only makes gc less precise.
                 if let Ok(f) = fs::File::options().write(true).open(&path) {
                     let _ = f.set_modified(SystemTime::now());
                 }
-                let mut bytes = bytes;
-                bytes.drain(..HEADER);
-                Ok(Lookup::Hit(bytes))
+                Ok(Lookup::Hit(payload))
             }
             Err(reason) => {
                 let _ = fs::remove_file(&path);
@@ -441,23 +439,42 @@ fn entry_header(key: Key, payload: &[u8]) -> [u8; HEADER] {
     h
 }
 
-fn check_entry(key: Key, bytes: &[u8]) -> Result<(), String> {
-    if bytes.len() < HEADER {
-        return Err(format!("truncated entry ({} bytes)", bytes.len()));
+/// Reads the entry at `path` as its header (at most [`HEADER`] bytes) and its payload, each into a
+/// buffer of its own, so that a large payload is not moved down over the header after reading.
+/// `None` when there is no entry.
+fn read_entry(path: &Path) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut f = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let len = f.metadata()?.len();
+    let mut header = Vec::with_capacity(HEADER);
+    (&mut f).take(HEADER as u64).read_to_end(&mut header)?;
+    let mut payload = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_sub(HEADER));
+    f.read_to_end(&mut payload)?;
+    Ok(Some((header, payload)))
+}
+
+/// Checks an entry's `header` (all of it that was read, up to [`HEADER`] bytes) against `key`
+/// and its `payload`.
+fn check_entry(key: Key, header: &[u8], payload: &[u8]) -> Result<(), String> {
+    if header.len() < HEADER {
+        return Err(format!("truncated entry ({} bytes)", header.len() + payload.len()));
     }
-    if bytes[..8] != MAGIC {
+    if header[..8] != MAGIC {
         return Err("bad magic".into());
     }
-    let stored_key = u128::from_le_bytes(bytes[8..24].try_into().expect("16 bytes"));
+    let stored_key = u128::from_le_bytes(header[8..24].try_into().expect("16 bytes"));
     if stored_key != key.0 {
         return Err("entry holds another key".into());
     }
-    let len = u64::from_le_bytes(bytes[24..32].try_into().expect("8 bytes"));
-    if len != (bytes.len() - HEADER) as u64 {
-        return Err(format!("payload is {} bytes, header says {len}", bytes.len() - HEADER));
+    let len = u64::from_le_bytes(header[24..32].try_into().expect("8 bytes"));
+    if len != payload.len() as u64 {
+        return Err(format!("payload is {} bytes, header says {len}", payload.len()));
     }
-    let sum = u64::from_le_bytes(bytes[32..40].try_into().expect("8 bytes"));
-    if xxh3_64(&bytes[HEADER..]) != sum {
+    let sum = u64::from_le_bytes(header[32..40].try_into().expect("8 bytes"));
+    if xxh3_64(payload) != sum {
         return Err("checksum mismatch".into());
     }
     Ok(())

@@ -30,6 +30,9 @@ use super::{writer_version, StageTiming, PACK_VERSION};
 use crate::lighting::WaterMedium;
 use crate::world::World;
 
+/// Receives a world-wide pack: its product's name and the pack's bytes.
+pub type SharedPackSink<'a> = dyn FnMut(&'static str, &[u8]) -> Result<(), BakeError> + 'a;
+
 /// What every product shares about the world being baked.
 pub struct Plan<'a> {
     pub world: &'a World,
@@ -295,7 +298,7 @@ impl<'a> Engine<'a> {
         let p = self.world_product(i);
         let key = self.world_key(p.name())?.clone();
         let value = self.timed(p.report_stage(), || -> Result<WorldValue, BakeError> {
-            if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
+            if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, b)) {
                 return Ok(v);
             }
             if self.read_only && p.stored() {
@@ -305,7 +308,7 @@ impl<'a> Engine<'a> {
             let _claim = match self.role.is_shard() && p.stored() && !p.splits_its_work() {
                 true => {
                     let claim = self.cache.claim(&key);
-                    if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, &b)) {
+                    if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, b)) {
                         return Ok(v);
                     }
                     claim
@@ -473,9 +476,9 @@ impl<'a> Engine<'a> {
         Ok(found.map(|f| f.1))
     }
 
-    /// Every world-wide pack the bake writes, as (product name, pack bytes), in registry order.
-    pub fn shared_packs(&self) -> Result<Vec<(&'static str, Vec<u8>)>, BakeError> {
-        let mut out = Vec::new();
+    /// Hands every world-wide pack the bake writes to `sink` as (product name, pack bytes), in
+    /// registry order, where the engine holds them (a pack is tens of megabytes).
+    pub fn shared_packs_into(&self, sink: &mut SharedPackSink) -> Result<(), BakeError> {
         for (i, e) in self.registry.entries().iter().enumerate() {
             let Entry::World(p) = e else { continue };
             if !p.writes_shared_pack(self) {
@@ -485,9 +488,9 @@ impl<'a> Engine<'a> {
             let bytes = p
                 .shared_pack(value.as_ref())
                 .ok_or_else(|| self.plan.internal(format_args!("{} said it writes a shared pack and gave none", p.name())))?;
-            out.push((p.name(), bytes.to_vec()));
+            sink(p.name(), bytes)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Wall time, processor time and work per report stage, in registry order, then `packs`.

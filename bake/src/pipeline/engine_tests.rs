@@ -54,8 +54,14 @@ fn released_values_are_read_back_never_computed_twice() {
         let cache = StageCache::new(store, "released", false);
         let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
         let tiles = engine.packs(&all).expect("bakes");
-        let shared = engine.shared_packs().expect("shared packs");
-        assert_eq!(shared.len(), 3, "trees, grass and water each write a shared pack");
+        let mut shared = Vec::new();
+        engine
+            .shared_packs_into(&mut |name, _| {
+                shared.push(name);
+                Ok(())
+            })
+            .expect("shared packs");
+        assert_eq!(shared, ["tree-prototypes", "grass-patches", "water-waves"], "trees, grass and water each write a shared pack");
         for (name, times) in engine.computed_counts() {
             assert!(times <= 1, "{name} was computed {times} times (store: {with_store})");
         }
@@ -94,7 +100,7 @@ fn shards_hold_what_their_tiles_read() {
         let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 });
         let own: Vec<usize> = all.iter().copied().filter(|&t| engine.role().owns(t)).collect();
         engine.packs(&own).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
-        engine.shared_packs().unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
+        engine.shared_packs_into(&mut |_, _| Ok(())).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
         for (name, times) in engine.computed_counts() {
             assert!(times <= 1, "shard {index}/3 computed {name} {times} times");
         }

@@ -11,6 +11,7 @@
 use kiln_formats::sections::{GrassPatches, GrassTile, IrradianceGrid, PackInfo, PackKind};
 use kiln_formats::{PackBuilder, Section, SectionKind};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
@@ -158,18 +159,18 @@ impl WorldProduct for GrassPatchesProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
-        value.downcast_ref::<Patches>().map(|p| p.pack.clone())
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
+        value.downcast_ref::<Patches>().map(|p| Cow::Borrowed(&p.pack[..]))
     }
-    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         if bytes.is_empty() {
             return match grass_spec(keys.plan().world) {
                 None => Ok(Box::new(Patches::new(Vec::new()))),
                 Some(_) => Err("an empty grass pack for a world with grass".into()),
             };
         }
-        hit_check::shared_pack(bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, &[GPAT])?;
-        Ok(Box::new(Patches::new(bytes.to_vec())))
+        hit_check::shared_pack(&bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, &[GPAT])?;
+        Ok(Box::new(Patches::new(bytes)))
     }
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         grass_spec(keys.plan().world).is_some()

@@ -184,7 +184,7 @@ fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn 
     let own: Vec<usize> = (0..plan.tiles.len()).filter(|&t| role.owns(t)).collect();
     // A shard's packs go to the cache only.
     let tiles = engine.packs_into(&own, &|_| Ok(()))?;
-    engine.shared_packs()?;
+    engine.shared_packs_into(&mut |_, _| Ok(()))?;
     let dims = world.dims();
     Ok(BakeReport {
         out_dir: opts.out_root.join(&world.spec.name),
@@ -223,11 +223,12 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
 
     let watch = crate::Stopwatch::start();
     let mut shared = Vec::new();
-    for (name, bytes) in engine.shared_packs()? {
+    engine.shared_packs_into(&mut |name, bytes| {
         let path = format!("shared/{name}.kpack");
-        output.put(&path, &bytes)?;
-        shared.push(SharedPack { product: name.to_owned(), path, content_hash: xxh3_64(&bytes), file_len: bytes.len() as u64 });
-    }
+        output.put(&path, bytes)?;
+        shared.push(SharedPack { product: name.to_owned(), path, content_hash: xxh3_64(bytes), file_len: bytes.len() as u64 });
+        Ok(())
+    })?;
     output.put("manifest.kpack", &manifest_pack(&plan, &tiles, shared)?)?;
     let (files, bytes_written) = output.totals();
     let dest = output.dest().to_owned();

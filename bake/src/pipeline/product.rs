@@ -11,6 +11,7 @@
 //! and assembles each tile's pack from the products' sections in registry order.
 
 use std::any::Any;
+use std::borrow::Cow;
 
 use kiln_formats::SectionKind;
 
@@ -151,12 +152,12 @@ pub trait WorldProduct: Sync {
     }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
     /// are stored instead). `Some` exactly when [`WorldProduct::stored`].
-    fn encode(&self, _value: &AnyValue) -> Option<Vec<u8>> {
+    fn encode<'v>(&self, _value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
         None
     }
     /// Parses [`WorldProduct::encode`]'s bytes, checking they are a well-formed value of this
     /// product; an error (why not) rebuilds it.
-    fn decode(&self, _keys: &KeyCtx, _bytes: &[u8]) -> Result<WorldValue, String> {
+    fn decode(&self, _keys: &KeyCtx, _bytes: Vec<u8>) -> Result<WorldValue, String> {
         Err("this product is not cached".into())
     }
     /// Whether this bake's output holds a world-wide pack of this product (`shared/<name>.kpack`,

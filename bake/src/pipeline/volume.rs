@@ -9,6 +9,7 @@ use super::stage_cache::StageInputs;
 use super::BakeError;
 use crate::ao::OccupancyField;
 use crate::density::DensityVolume;
+use std::borrow::Cow;
 
 /// Version of the density volume's (noise, floor, brushes, floaters, closed sides) algorithm: bump it whenever its output for the same inputs changes, so stale
 /// cache entries are never used (and re-pin `tests/tests/golden.rs`).
@@ -97,11 +98,11 @@ impl WorldProduct for DensityProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
-    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
-        value.downcast_ref::<Volume>().map(|v| bytemuck::cast_slice(&v.density.data).to_vec())
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
+        value.downcast_ref::<Volume>().map(|v| Cow::Borrowed(bytemuck::cast_slice(&v.density.data)))
     }
-    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
-        let density = Self::parse(keys, bytes)?;
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
+        let density = Self::parse(keys, &bytes)?;
         Ok(Box::new(Self::volume(keys, density).map_err(|e| e.to_string())?))
     }
 }
@@ -137,10 +138,10 @@ impl WorldProduct for TileInputsProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
-        value.downcast_ref::<Vec<TileInputHashes>>().map(|h| h.iter().flat_map(|x| x.to_bytes()).collect())
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
+        value.downcast_ref::<Vec<TileInputHashes>>().map(|h| Cow::Owned(h.iter().flat_map(|x| x.to_bytes()).collect()))
     }
-    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
-        Ok(Box::new(hit_check::tile_inputs(bytes, keys.plan().tiles.len())?))
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
+        Ok(Box::new(hit_check::tile_inputs(&bytes, keys.plan().tiles.len())?))
     }
 }

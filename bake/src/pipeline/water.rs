@@ -10,6 +10,7 @@
 
 use kiln_formats::sections::{PackKind, WaterTile, WaterWaves};
 use kiln_formats::{Section, SectionKind};
+use std::borrow::Cow;
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
@@ -238,18 +239,18 @@ impl WorldProduct for WaterWavesProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
-    fn encode(&self, value: &AnyValue) -> Option<Vec<u8>> {
-        value.downcast_ref::<Waves>().map(|w| w.pack.clone())
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
+        value.downcast_ref::<Waves>().map(|w| Cow::Borrowed(&w.pack[..]))
     }
-    fn decode(&self, keys: &KeyCtx, bytes: &[u8]) -> Result<WorldValue, String> {
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         if bytes.is_empty() {
             return match water_spec(keys.plan().world) {
                 None => Ok(Box::new(Waves::new(Vec::new()))),
                 Some(_) => Err("an empty water pack for a world with water".into()),
             };
         }
-        hit_check::shared_pack(bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, &[WAVE])?;
-        Ok(Box::new(Waves::new(bytes.to_vec())))
+        hit_check::shared_pack(&bytes, &PackKind::Shared { product: self.name().into() }, &keys.plan().world.spec.name, &[WAVE])?;
+        Ok(Box::new(Waves::new(bytes)))
     }
     fn writes_shared_pack(&self, keys: &KeyCtx) -> bool {
         water_spec(keys.plan().world).is_some()
