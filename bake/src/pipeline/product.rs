@@ -151,12 +151,14 @@ pub trait WorldProduct: Sync {
         false
     }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
-    /// are stored instead). `Some` exactly when [`WorldProduct::stored`].
+    /// are stored instead). `Some` exactly when [`WorldProduct::stored`]. A value that holds its
+    /// cache form (a shared pack, the density samples) lends it rather than copying it.
     fn encode<'v>(&self, _value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
         None
     }
     /// Parses [`WorldProduct::encode`]'s bytes, checking they are a well-formed value of this
-    /// product; an error (why not) rebuilds it.
+    /// product; an error (why not) rebuilds it. The bytes are the value's to keep (a shared pack
+    /// is its own cache form).
     fn decode(&self, _keys: &KeyCtx, _bytes: Vec<u8>) -> Result<WorldValue, String> {
         Err("this product is not cached".into())
     }
