@@ -140,30 +140,171 @@ fn overlaps(a: &[[u32; 2]], b: &[[u32; 2]], mut f: impl FnMut(usize, usize)) {
     }
 }
 
-/// The flood by blocks of `block` samples: marks each block's components reached when their
-/// joined component touches the seed set or, with `limit`, holds at least `limit` samples; then
-/// applies `f` to every sample of an unreached component. Returns how many samples changed.
-fn flood_by_blocks(
-    vol: &mut DensityVolume,
-    block: [usize; 3],
-    matches: impl Fn(f32) -> bool + Sync,
-    is_seed: impl Fn(usize, usize, [u32; 2]) -> bool + Sync,
-    limit: Option<u64>,
-    f: impl Fn(f32) -> f32 + Sync,
-) -> usize {
+/// One of the two connectivity clean-ups, with what it reads besides the volume.
+#[derive(Clone, Copy, Debug)]
+pub enum Flood<'a> {
+    /// Solid samples not joined to the ground become air.
+    Floaters {
+        /// Per column (`x + nx·y`), the layers below which solid is ground; `None`: the bottom layer.
+        ground_layers: Option<&'a [u32]>,
+    },
+    /// Air not joined to the world's open sides or top becomes solid.
+    SealedAir {
+        /// Only pockets of fewer samples are filled; `None`: every sealed pocket.
+        smaller_than: Option<usize>,
+    },
+}
+
+impl Flood<'_> {
+    /// Whether this clean-up can change nothing (no block need be labelled).
+    pub fn changes_nothing(&self) -> bool {
+        matches!(self, Flood::SealedAir { smaller_than: Some(0) })
+    }
+}
+
+/// What went wrong joining block labels (only labels read back from a cache can be wrong).
+#[derive(Debug, thiserror::Error)]
+pub enum BlockError {
+    /// The labels are not those of the volume's blocks, in order.
+    #[error("block labels: {0}")]
+    Malformed(String),
+}
+
+/// The runs of one block and their components within the block: what a shard computes of a
+/// connectivity clean-up and shares with the others ([`BlockLabels::to_bytes`]).
+pub struct BlockLabels(Block);
+
+/// How many blocks of `block` samples cover `dims`, per axis.
+fn block_counts(dims: [usize; 3], block: [usize; 3]) -> [usize; 3] {
+    [0, 1, 2].map(|a| dims[a].div_ceil(block[a].max(1)))
+}
+
+/// The number of blocks of `block` samples over a volume of `dims`.
+pub fn block_count(dims: [usize; 3], block: [usize; 3]) -> usize {
+    block_counts(dims, block).iter().product()
+}
+
+/// Origin and size of block `index` (X fastest, then Y, then Z).
+fn block_box(dims: [usize; 3], block: [usize; 3], index: usize) -> ([usize; 3], [usize; 3]) {
+    let c = block_counts(dims, block);
+    let b = [index % c[0], (index / c[0]) % c[1], index / (c[0] * c[1])];
+    let origin = [0, 1, 2].map(|a| b[a] * block[a].max(1));
+    (origin, [0, 1, 2].map(|a| block[a].max(1).min(dims[a] - origin[a])))
+}
+
+/// Labels block `index` of `block` samples for `flood`: the part of a clean-up that reads only
+/// that block, and that blocks can do apart (threads, shards).
+pub fn label_block(vol: &DensityVolume, flood: Flood, block: [usize; 3], index: usize) -> BlockLabels {
+    let (origin, size) = block_box(vol.dims, block, index);
+    let [nx, ny, nz] = vol.dims;
+    BlockLabels(match flood {
+        Flood::Floaters { ground_layers } => {
+            let is_seed =
+                |y: usize, z: usize, [a, b]: [u32; 2]| z == 0 || ground_layers.is_some_and(|g| (a..b).any(|x| (z as u32) < g[x as usize + nx * y]));
+            Block::label(vol, origin, size, &|d: f32| d > 0.0, &is_seed)
+        }
+        Flood::SealedAir { .. } => {
+            let is_seed = |y: usize, z: usize, [a, b]: [u32; 2]| z + 1 == nz || y == 0 || y + 1 == ny || a == 0 || b as usize == nx;
+            Block::label(vol, origin, size, &|d: f32| d.is_nan() || d <= 0.0, &is_seed)
+        }
+    })
+}
+
+/// Every block labelled, on every thread.
+pub fn label_blocks(vol: &DensityVolume, flood: Flood, block: [usize; 3]) -> Vec<BlockLabels> {
+    (0..block_count(vol.dims, block)).into_par_iter().map(|i| label_block(vol, flood, block, i)).collect()
+}
+
+impl BlockLabels {
+    /// The labels as bytes (little-endian): origin and size, run and component counts, the rows'
+    /// first runs, the runs, each run's component, each component's seed flag and samples.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let b = &self.0;
+        let mut out = Vec::with_capacity(4 * (8 + b.row_start.len() + 3 * b.spans.len()) + 9 * b.components.len());
+        let mut put = |v: u32| out.extend_from_slice(&v.to_le_bytes());
+        b.origin.iter().chain(&b.size).for_each(|&v| put(v as u32));
+        put(b.spans.len() as u32);
+        put(b.components.len() as u32);
+        b.row_start.iter().for_each(|&v| put(v));
+        b.spans.iter().flatten().for_each(|&v| put(v));
+        b.label.iter().for_each(|&v| put(v));
+        for &(seed, n) in &b.components {
+            out.push(u8::from(seed));
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out
+    }
+
+    /// Parses [`BlockLabels::to_bytes`] for block `index` of `block` samples over `dims`,
+    /// checking every count, run and label against that block, so that joining them can neither
+    /// index out of bounds nor touch a sample outside the block.
+    pub fn from_bytes(bytes: &[u8], dims: [usize; 3], block: [usize; 3], index: usize) -> Result<BlockLabels, String> {
+        if index >= block_count(dims, block) {
+            return Err(format!("block {index} of {}", block_count(dims, block)));
+        }
+        let mut words = bytes.chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")));
+        let mut word = || words.next().ok_or("truncated");
+        let (origin, size) = block_box(dims, block, index);
+        let stored: Vec<usize> = (0..6).map(|_| word().map(|v| v as usize)).collect::<Result<_, _>>()?;
+        if stored[..3] != origin || stored[3..] != size {
+            return Err(format!("labels of block {:?}+{:?}, not block {index} ({origin:?}+{size:?})", &stored[..3], &stored[3..]));
+        }
+        let (runs, component_count) = (word()? as usize, word()? as usize);
+        let rows = size[1] * size[2];
+        let expected = 4 * (8 + rows + 1 + 3 * runs) + 9 * component_count;
+        if bytes.len() != expected {
+            return Err(format!("{} bytes, not the {expected} of {runs} runs and {component_count} components", bytes.len()));
+        }
+        let row_start: Vec<u32> = (0..=rows).map(|_| word()).collect::<Result<_, _>>()?;
+        let spans: Vec<[u32; 2]> = (0..runs).map(|_| Ok::<_, &str>([word()?, word()?])).collect::<Result<_, _>>()?;
+        let label: Vec<u32> = (0..runs).map(|_| word()).collect::<Result<_, _>>()?;
+        let tail = &bytes[4 * (8 + rows + 1 + 3 * runs)..];
+        let components: Vec<(bool, u64)> =
+            tail.chunks_exact(9).map(|c| (c[0] != 0, u64::from_le_bytes(c[1..].try_into().expect("8 bytes")))).collect();
+        if row_start[0] != 0 || row_start[rows] as usize != runs || row_start.windows(2).any(|w| w[0] > w[1]) {
+            return Err("rows' first runs out of order".into());
+        }
+        let (x0, x1) = (origin[0] as u32, (origin[0] + size[0]) as u32);
+        for r in 0..rows {
+            let row = &spans[row_start[r] as usize..row_start[r + 1] as usize];
+            // Runs of a row are separated by at least one other sample.
+            let sorted = row.windows(2).all(|w| w[0][1] < w[1][0]);
+            if !sorted || row.iter().any(|&[a, b]| a < x0 || b > x1 || a >= b) {
+                return Err(format!("row {r}: runs outside the block or out of order"));
+            }
+        }
+        let mut samples = vec![0u64; component_count];
+        for (span, &l) in spans.iter().zip(&label) {
+            let n = samples.get_mut(l as usize).ok_or_else(|| format!("component {l} of {component_count}"))?;
+            *n += u64::from(span[1] - span[0]);
+        }
+        if samples.iter().zip(&components).any(|(n, c)| *n != c.1) {
+            return Err("components' samples do not add up their runs".into());
+        }
+        Ok(BlockLabels(Block { origin, size, row_start, spans, label, components }))
+    }
+}
+
+/// Joins every block's labels (`labels[i]` of block `i`) by a union-find across block faces,
+/// marks each joined component reached when it touches the seed set or, for sealed air with a
+/// limit, holds at least that many samples, and applies `flood` to every sample of an unreached
+/// one. Returns how many samples changed.
+pub fn join_blocks(vol: &mut DensityVolume, flood: Flood, block: [usize; 3], labels: &[BlockLabels]) -> Result<usize, BlockError> {
     let dims = vol.dims;
-    let counts: [usize; 3] = [0, 1, 2].map(|a| dims[a].div_ceil(block[a].max(1)));
+    let counts = block_counts(dims, block);
+    if labels.len() != block_count(dims, block) {
+        return Err(BlockError::Malformed(format!("{} labelled blocks of {}", labels.len(), block_count(dims, block))));
+    }
+    if let Some(i) = (0..labels.len()).find(|&i| (labels[i].0.origin, labels[i].0.size) != block_box(dims, block, i)) {
+        return Err(BlockError::Malformed(format!("the labels given for block {i} are another block's")));
+    }
+    let (limit, f): (Option<u64>, fn(f32) -> f32) = match flood {
+        Flood::Floaters { .. } => (None, |d| -d),
+        Flood::SealedAir { smaller_than } => (smaller_than.map(|n| n as u64), |d| if d < 0.0 { -d } else { f32::MIN_POSITIVE }),
+    };
+    let blocks: Vec<&Block> = labels.iter().map(|l| &l.0).collect();
     let index = |b: [usize; 3]| b[0] + counts[0] * (b[1] + counts[1] * b[2]);
     let coords: Vec<[usize; 3]> = (0..counts[2]).flat_map(|z| (0..counts[1]).flat_map(move |y| (0..counts[0]).map(move |x| [x, y, z]))).collect();
-    let vol_ref = &*vol;
-    let blocks: Vec<Block> = coords
-        .par_iter()
-        .map(|&b| {
-            let origin = [0, 1, 2].map(|a| b[a] * block[a]);
-            let size = [0, 1, 2].map(|a| block[a].min(dims[a] - origin[a]));
-            Block::label(vol_ref, origin, size, &matches, &is_seed)
-        })
-        .collect();
     // Components of all blocks in one numbering.
     let mut first = Vec::with_capacity(blocks.len() + 1);
     first.push(0u32);
@@ -236,7 +377,8 @@ fn flood_by_blocks(
     }
     unreached.sort_unstable();
     let [nx, ny, _] = dims;
-    vol.data
+    let changed = vol
+        .data
         .par_chunks_mut(nx * ny)
         .enumerate()
         .map(|(z, slice)| {
@@ -251,31 +393,27 @@ fn flood_by_blocks(
             }
             changed
         })
-        .sum()
+        .sum();
+    Ok(changed)
 }
 
 /// [`remove_floaters`](super::remove_floaters) by blocks of `block` samples: the same result.
 pub fn remove_floaters_by_blocks(vol: &mut DensityVolume, ground_layers: Option<&[u32]>, block: [usize; 3]) -> usize {
-    let nx = vol.dims[0];
-    let is_seed = |y: usize, z: usize, [a, b]: [u32; 2]| z == 0 || ground_layers.is_some_and(|g| (a..b).any(|x| (z as u32) < g[x as usize + nx * y]));
-    flood_by_blocks(vol, block, |d| d > 0.0, is_seed, None, |d| -d)
+    flood_by_blocks(vol, Flood::Floaters { ground_layers }, block)
 }
 
 /// [`fill_sealed_air`](super::fill_sealed_air) by blocks of `block` samples: the same result.
 pub fn fill_sealed_air_by_blocks(vol: &mut DensityVolume, smaller_than: Option<usize>, block: [usize; 3]) -> usize {
-    let [nx, ny, nz] = vol.dims;
-    if smaller_than == Some(0) {
+    flood_by_blocks(vol, Flood::SealedAir { smaller_than }, block)
+}
+
+/// A clean-up by blocks on this machine's threads.
+fn flood_by_blocks(vol: &mut DensityVolume, flood: Flood, block: [usize; 3]) -> usize {
+    if flood.changes_nothing() {
         return 0;
     }
-    let is_seed = |y: usize, z: usize, [a, b]: [u32; 2]| z + 1 == nz || y == 0 || y + 1 == ny || a == 0 || b as usize == nx;
-    flood_by_blocks(
-        vol,
-        block,
-        |d: f32| d.is_nan() || d <= 0.0,
-        is_seed,
-        smaller_than.map(|n| n as u64),
-        |d| if d < 0.0 { -d } else { f32::MIN_POSITIVE },
-    )
+    let labels = label_blocks(vol, flood, block);
+    join_blocks(vol, flood, block, &labels).expect("labels made here are of their own blocks")
 }
 
 #[cfg(test)]
@@ -318,6 +456,34 @@ mod tests {
                 same_as_global(&vol, None, block);
                 same_as_global(&vol, Some(&ground), block);
             }
+        }
+    }
+
+    #[test]
+    fn labels_read_back_from_bytes_join_to_the_same_volume_and_damaged_ones_are_refused() {
+        let dims = [23, 19, 17];
+        let vol = field(dims, |x, y, z| (x * 7 + y * 3 + z * 5) % 11 < 5 || z == 3);
+        let block = [8, 8, 8];
+        for flood in [Flood::Floaters { ground_layers: None }, Flood::SealedAir { smaller_than: Some(30) }] {
+            let here = label_blocks(&vol, flood, block);
+            let read: Vec<BlockLabels> =
+                here.iter().enumerate().map(|(i, l)| BlockLabels::from_bytes(&l.to_bytes(), dims, block, i).unwrap()).collect();
+            let (mut a, mut b) = (vol.clone(), vol.clone());
+            let changed = join_blocks(&mut a, flood, block, &here).unwrap();
+            assert!(changed > 0, "{flood:?} changes something in this field");
+            assert_eq!(join_blocks(&mut b, flood, block, &read).unwrap(), changed);
+            assert!(a == b, "{flood:?}: labels read back join to another volume");
+            // Another block's labels, a truncated or extended entry, and runs moved out of their block.
+            let bytes = here[5].to_bytes();
+            assert!(BlockLabels::from_bytes(&bytes, dims, block, 4).is_err());
+            assert!(BlockLabels::from_bytes(&bytes[..bytes.len() - 1], dims, block, 5).is_err());
+            assert!(BlockLabels::from_bytes(&[&bytes[..], &[0]].concat(), dims, block, 5).is_err());
+            let rows = 8 * 8;
+            let first_span = 4 * (8 + rows + 1);
+            let mut moved = bytes.clone();
+            moved[first_span..first_span + 4].copy_from_slice(&0u32.to_le_bytes());
+            assert!(BlockLabels::from_bytes(&moved, dims, block, 5).is_err(), "a run starting outside its block");
+            assert!(join_blocks(&mut b, flood, block, &read[1..]).is_err(), "a block's labels missing");
         }
     }
 

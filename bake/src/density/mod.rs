@@ -34,7 +34,9 @@ mod sines;
 
 use rayon::prelude::*;
 
-pub use blocks::{fill_sealed_air_by_blocks, remove_floaters_by_blocks};
+pub use blocks::{
+    block_count, fill_sealed_air_by_blocks, join_blocks, label_block, label_blocks, remove_floaters_by_blocks, BlockError, BlockLabels, Flood,
+};
 pub use brushes::{apply_brushes, apply_stroke};
 pub use fbm::{Fbm, FbmKind, FbmParams};
 pub use floaters::{fill_sealed_air, remove_floaters};
@@ -289,7 +291,8 @@ pub fn generate(world: &World) -> DensityVolume {
 pub fn generate_with_stats(world: &World) -> (DensityVolume, DensityStats) {
     let field = DensityField::new(world);
     let vol = field.volume();
-    finish(world, &field, vol)
+    finish(world, &field, vol, |v, flood| Ok::<_, BlockError>(label_blocks(v, flood, CONNECTIVITY_BLOCK)))
+        .expect("labels made here are of their own blocks")
 }
 
 /// Blocks of the connectivity clean-ups (samples): labelled in parallel and joined by a union-find,
@@ -298,14 +301,25 @@ pub fn generate_with_stats(world: &World) -> (DensityVolume, DensityStats) {
 pub const CONNECTIVITY_BLOCK: [usize; 3] = [128, 128, 64];
 
 /// The steps after the raw volume: brushes, then the `[floaters]` stages. `raw` must be
-/// `field.volume()` (possibly from a cache).
-pub fn finish(world: &World, field: &DensityField, raw: DensityVolume) -> (DensityVolume, DensityStats) {
+/// `field.volume()` (possibly from a cache). `label(volume, flood)` gives the labels of every
+/// block of [`CONNECTIVITY_BLOCK`] samples for a connectivity clean-up ([`label_blocks`] on this
+/// machine's threads; shards split the blocks among them).
+pub fn finish<E: From<BlockError>>(
+    world: &World,
+    field: &DensityField,
+    raw: DensityVolume,
+    label: impl Fn(&DensityVolume, Flood) -> Result<Vec<BlockLabels>, E>,
+) -> Result<(DensityVolume, DensityStats), E> {
     let mut vol = raw;
     apply_brushes(&mut vol, &world.brushes, world.voxel_size());
     let mut stats = DensityStats::default();
+    let clean_up = |vol: &mut DensityVolume, flood: Flood| -> Result<usize, E> {
+        let labels = label(vol, flood)?;
+        Ok(join_blocks(vol, flood, CONNECTIVITY_BLOCK, &labels)?)
+    };
     if world.spec.floaters.remove {
         let ground = field.floor().map(|f| f.ground_layers(vol.dims[2], world.voxel_size() as f32));
-        stats.floater_samples_removed = remove_floaters_by_blocks(&mut vol, ground.as_deref(), CONNECTIVITY_BLOCK);
+        stats.floater_samples_removed = clean_up(&mut vol, Flood::Floaters { ground_layers: ground.as_deref() })?;
     }
     let f = &world.spec.floaters;
     if f.close_sides {
@@ -313,11 +327,11 @@ pub fn finish(world: &World, field: &DensityField, raw: DensityVolume) -> (Densi
         stats.side_samples_changed = close_sides(&mut vol, band);
     }
     if f.fill_sealed_air {
-        stats.sealed_samples_filled = fill_sealed_air_by_blocks(&mut vol, None, CONNECTIVITY_BLOCK);
+        stats.sealed_samples_filled = clean_up(&mut vol, Flood::SealedAir { smaller_than: None })?;
     } else if f.fill_sealed_air_below > 0 {
-        stats.sealed_samples_filled = fill_sealed_air_by_blocks(&mut vol, Some(f.fill_sealed_air_below as usize), CONNECTIVITY_BLOCK);
+        stats.sealed_samples_filled = clean_up(&mut vol, Flood::SealedAir { smaller_than: Some(f.fill_sealed_air_below as usize) })?;
     }
-    (vol, stats)
+    Ok((vol, stats))
 }
 
 #[cfg(test)]

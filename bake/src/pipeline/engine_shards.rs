@@ -36,14 +36,14 @@ impl Engine<'_> {
         count: usize,
         compute: impl Fn(usize) -> Result<T, BakeError> + Sync,
         encode: impl Fn(&T) -> Result<Vec<u8>, BakeError> + Sync,
-        decode: impl Fn(&[u8]) -> Result<T, String> + Sync,
+        decode: impl Fn(usize, &[u8]) -> Result<T, String> + Sync,
     ) -> Result<Vec<T>, BakeError> {
         if !self.role().is_shard() {
             return (0..count).into_par_iter().map(&compute).collect();
         }
         let key = |k: usize| StageInputs::new(stage, 1).with("product", inputs.key().0).with("item", k as u128);
         let label = |k: usize| format!("{stage} {k}");
-        let read = |k: usize| self.cache().lookup(&label(k), &key(k), |b| decode(&b));
+        let read = |k: usize| self.cache().lookup(&label(k), &key(k), |b| decode(k, &b));
         let store = |k: usize| -> Result<T, BakeError> {
             let v = compute(k)?;
             self.cache().computed(&label(k), &key(k), &encode(&v)?);

@@ -110,3 +110,11 @@ impl BakeError {
 #[cfg(test)]
 #[path = "error_tests.rs"]
 mod tests;
+
+impl From<crate::density::BlockError> for BakeError {
+    /// Every label the bake joins was made or checked against its own block, so a failed join
+    /// is the bake's own fault.
+    fn from(e: crate::density::BlockError) -> BakeError {
+        BakeError::Internal(format!("joining the density clean-up's blocks: {e}"))
+    }
+}

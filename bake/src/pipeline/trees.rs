@@ -170,7 +170,7 @@ impl WorldProduct for TreePrototypesProduct {
             growing.count(),
             |i| growing.grow(i).map_err(&err),
             |g| g.to_bytes(&species).map_err(&err),
-            |b| build::Grown::from_bytes(b, &species),
+            |_, b| build::Grown::from_bytes(b, &species),
         )?;
         let built = growing.assemble(grown);
         let clock = std::time::Instant::now();

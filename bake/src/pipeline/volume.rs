@@ -8,7 +8,7 @@ use super::product::{AnyValue, WorldProduct, WorldValue};
 use super::stage_cache::StageInputs;
 use super::BakeError;
 use crate::ao::OccupancyField;
-use crate::density::DensityVolume;
+use crate::density::{block_count, label_block, BlockLabels, DensityVolume, Flood, CONNECTIVITY_BLOCK};
 use std::borrow::Cow;
 
 /// Version of the density volume's (noise, floor, brushes, floaters, closed sides) algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -75,7 +75,7 @@ impl WorldProduct for DensityProduct {
                     dims[2],
                     |z| Ok(field.slab(z)),
                     |slab| Ok(bytemuck::cast_slice(slab).to_vec()),
-                    |b| hit_check::volume(b, 4 * plane),
+                    |_, b| hit_check::volume(b, 4 * plane),
                 )?;
                 let mut data = Vec::with_capacity(plane * dims[2]);
                 slabs.into_iter().for_each(|s| data.extend_from_slice(&s));
@@ -86,15 +86,33 @@ impl WorldProduct for DensityProduct {
                 v
             }
         };
-        let (density, _) = crate::density::finish(world, &field, raw);
+        // The clean-ups' block labelling is split among shards too; each joins all the labels.
+        let dims = world.dims();
+        let label = |v: &DensityVolume, flood: Flood| -> Result<Vec<BlockLabels>, BakeError> {
+            let pass = match flood {
+                Flood::Floaters { .. } => "floaters",
+                Flood::SealedAir { .. } => "sealed air",
+            };
+            let inputs =
+                StageInputs::new("density block", DENSITY_VERSION).with("volume", self.inputs(ctx)?.key().0).with("pass", settings_hash(&pass));
+            ctx.shared_items(
+                "density block",
+                &inputs,
+                block_count(dims, CONNECTIVITY_BLOCK),
+                |i| Ok(label_block(v, flood, CONNECTIVITY_BLOCK, i)),
+                |l| Ok(l.to_bytes()),
+                |i, b| BlockLabels::from_bytes(b, dims, CONNECTIVITY_BLOCK, i),
+            )
+        };
+        let (density, _) = crate::density::finish(world, &field, raw, label)?;
         let voxels = density.data.len();
         Ok((Box::new(Self::volume(ctx, density)?), format!("{voxels} voxels: noise, floor, brushes, floaters")))
     }
     fn stored(&self) -> bool {
         true
     }
-    /// The noise planes are split among shards; each shard then applies brushes and the
-    /// clean-ups (a small part of the work) to the whole volume itself.
+    /// The noise planes and the clean-ups' block labelling are split among shards; each shard
+    /// applies brushes and joins the labels over the whole volume itself.
     fn splits_its_work(&self) -> bool {
         true
     }

@@ -212,7 +212,7 @@ impl WorldProduct for WaterWavesProduct {
             frames.spec.frames as usize,
             |f| Ok(bake.frame(f)),
             |m| Ok(m.iter().flat_map(|v| v.to_le_bytes()).collect()),
-            |b| match b.len() == 4 * len {
+            |_, b| match b.len() == 4 * len {
                 true => Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()),
                 false => Err(format!("{} bytes, expected {}", b.len(), 4 * len)),
             },
