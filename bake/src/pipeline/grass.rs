@@ -8,10 +8,11 @@
 //! shared border samples, and the slope test at a sample sees its neighbours across tile borders.
 //! The algorithm of the patches is `crate::grass`; the map and the instances are `grass_build.rs`.
 
+use std::borrow::Cow;
+
 use kiln_formats::sections::{GrassPatches, GrassTile, IrradianceGrid, PackInfo, PackKind};
 use kiln_formats::{PackBuilder, Section, SectionKind};
 use rayon::prelude::*;
-use std::borrow::Cow;
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;

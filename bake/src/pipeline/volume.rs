@@ -1,6 +1,8 @@
 //! World products of the density volume: the volume itself (with its occupancy field) and the
 //! per-tile hashes of what each tile's geometry reads from it.
 
+use std::borrow::Cow;
+
 use super::engine::{KeyCtx, WorldCtx};
 use super::hit_check;
 use super::inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
@@ -9,7 +11,6 @@ use super::stage_cache::StageInputs;
 use super::BakeError;
 use crate::ao::OccupancyField;
 use crate::density::{block_count, label_block, BlockLabels, DensityVolume, Flood, CONNECTIVITY_BLOCK};
-use std::borrow::Cow;
 
 /// Version of the density volume's (noise, floor, brushes, floaters, closed sides) algorithm: bump it whenever its output for the same inputs changes, so stale
 /// cache entries are never used (and re-pin `tests/tests/golden.rs`).

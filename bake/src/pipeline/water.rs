@@ -8,9 +8,10 @@
 //! in `water_build.rs`. A world without `[water]` has absent keys for the tile product: its packs and
 //! keys are those of a bake without water products.
 
+use std::borrow::Cow;
+
 use kiln_formats::sections::{PackKind, WaterTile, WaterWaves};
 use kiln_formats::{Section, SectionKind};
-use std::borrow::Cow;
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
