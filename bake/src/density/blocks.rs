@@ -273,10 +273,19 @@ impl BlockLabels {
                 return Err(format!("row {r}: runs outside the block or out of order"));
             }
         }
+        // Components are numbered in the order of their first run, as labelling numbers them, so
+        // each has a run and the join's union-find is no larger than the runs.
         let mut samples = vec![0u64; component_count];
+        let mut seen = 0u32;
         for (span, &l) in spans.iter().zip(&label) {
-            let n = samples.get_mut(l as usize).ok_or_else(|| format!("component {l} of {component_count}"))?;
-            *n += u64::from(span[1] - span[0]);
+            if l > seen || l as usize >= component_count {
+                return Err(format!("component {l} of {component_count}, after {seen} numbered"));
+            }
+            seen = seen.max(l + 1);
+            samples[l as usize] += u64::from(span[1] - span[0]);
+        }
+        if seen as usize != component_count {
+            return Err(format!("{component_count} components, {seen} of them with runs"));
         }
         if samples.iter().zip(&components).any(|(n, c)| *n != c.1) {
             return Err("components' samples do not add up their runs".into());
@@ -484,6 +493,12 @@ mod tests {
             moved[first_span..first_span + 4].copy_from_slice(&0u32.to_le_bytes());
             assert!(BlockLabels::from_bytes(&moved, dims, block, 5).is_err(), "a run starting outside its block");
             assert!(join_blocks(&mut b, flood, block, &read[1..]).is_err(), "a block's labels missing");
+            let components_at = 4 * 7;
+            let mut more = bytes.clone();
+            let n = u32::from_le_bytes(more[components_at..components_at + 4].try_into().unwrap());
+            more[components_at..components_at + 4].copy_from_slice(&(n + 1).to_le_bytes());
+            more.extend_from_slice(&[0; 9]);
+            assert!(BlockLabels::from_bytes(&more, dims, block, 5).is_err(), "a component without a run");
         }
     }
 
