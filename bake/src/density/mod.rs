@@ -17,9 +17,11 @@
 //!    **sealed-air filling** ([`fill_sealed_air`]) of all sealed pockets (`fill_sealed_air`) or of
 //!    those below `fill_sealed_air_below` samples. Sides come after removal (the band is solid down
 //!    to the ground, so it strands nothing) and before filling (caves it seals count as sealed).
-//!    Both clean-ups run by blocks ([`remove_floaters_by_blocks`], [`fill_sealed_air_by_blocks`]:
-//!    each block labelled alone, a union-find joins them across faces), with the same result as
-//!    the global flood fills, which stay as the reference the tests compare them with.
+//!    Both clean-ups run by blocks: each block labelled alone ([`label_block`], by whoever
+//!    [`finish`]'s caller chooses: this machine's threads, or shards through the cache), then a
+//!    union-find joins them across faces ([`join_blocks`]), with the same result as the global
+//!    flood fills, which stay as the reference the tests compare them with
+//!    ([`remove_floaters_by_blocks`], [`fill_sealed_air_by_blocks`] do both steps here).
 //!
 //! Every stage computes each sample independently or as a set property (connectivity), so the
 //! bytes are identical for any rayon thread count.
