@@ -1,12 +1,13 @@
 //! Impostor bake speed, size and fidelity: ms per prototype on the synthetic tree and on one grown
 //! tree of every shipped preset, atlas bytes after zstd (level 3, as packs store them), the
-//! fidelity figures from 64 directions (mesh ray traced vs impostor reconstructed on the CPU) and
+//! fidelity figures from 64 directions (mesh ray traced vs impostor reconstructed on the CPU,
+//! beside the mesh against its own capture half a texel off: `reconstruct::resampling_ceiling`) and
 //! optionally PNGs of the first synthetic atlas's level 0 (albedo, normal, depth) to look at.
 //!
 //! `cargo run --release -p kiln-bake --example impostor_speed -- [prototypes] [--fidelity] [out_dir]`
 
 use kiln_bake::impostor::march::March;
-use kiln_bake::impostor::reconstruct::{fibonacci_directions, sweep_with};
+use kiln_bake::impostor::reconstruct::{fibonacci_directions, resampling_ceiling, sweep_with, Fidelity};
 use kiln_bake::impostor::synthetic::SyntheticTree;
 use kiln_bake::impostor::{bake, capture, CaptureMesh, Impostor, ImpostorSettings, Material};
 use kiln_bake::trees;
@@ -50,7 +51,16 @@ fn fidelity(mesh: &CaptureMesh, imp: &Impostor) -> String {
         }
         Err(_) => March::VIEWER,
     };
-    sweep_with(mesh, imp, &dirs, &m).expect("trace").to_string()
+    let ceiling = resampling_ceiling(mesh, &dirs, imp.view_px).expect("trace");
+    let mean = |f: fn(&Fidelity) -> f32| ceiling.iter().map(f).sum::<f32>() / ceiling.len() as f32;
+    format!(
+        "{}; the mesh half a texel off: coverage IoU {:.3} (worst {:.3}), colour RMS {:.4}, depth {:.4} of the radius",
+        sweep_with(mesh, imp, &dirs, &m).expect("trace"),
+        mean(|f| f.iou),
+        ceiling.iter().map(|f| f.iou).fold(1.0, f32::min),
+        mean(|f| f.colour_rms),
+        mean(|f| f.depth_error)
+    )
 }
 
 fn main() {

@@ -4,7 +4,7 @@
 //! each intersected with the pixel's ray by a march over its depth field ([`super::march`]), the
 //! three surface points, colours and coverages blended by the frames' weights.
 
-use super::capture::{decode_depth, linear_to_srgb, srgb_lut, OrthoCamera, Scene};
+use super::capture::{decode_depth, linear_to_srgb, srgb_lut, srgb_to_linear, OrthoCamera, Scene};
 use super::march::{combine, frame_hit, sphere_span, March};
 use super::octahedral::{frame_basis, frame_direction, select_frames};
 use super::{CaptureMesh, Impostor, ImpostorError};
@@ -209,6 +209,65 @@ pub fn sweep_with(mesh: &CaptureMesh, imp: &Impostor, dirs: &[[f32; 3]], m: &Mar
         mean: Fidelity { iou: iou.0, binary_iou: biou.0, colour_rms: rms.0, depth_error: dz.0 },
         worst: Fidelity { iou: iou.1, binary_iou: biou.1, colour_rms: rms.1, depth_error: dz.1 },
     })
+}
+
+/// What any impostor drawn through a texture can reach under the fidelity bar, measured on the
+/// mesh itself: its reference render ([`REFERENCE_SS`]² samples a pixel) against the same mesh
+/// captured exactly into texels of one pixel (coverage, and colour and depth under cover), placed
+/// half a texel off in x and y and read back bilinearly onto the pixels, as a view drawn between
+/// the atlas's texel grid and the screen's is. Nothing of the impostor enters: no atlas, no frame
+/// blend, no depth march, so the shortfall is the sampling phase alone. [`compare`]'s figures
+/// per direction of `dirs`, `px` pixels across.
+pub fn resampling_ceiling(mesh: &CaptureMesh, dirs: &[[f32; 3]], px: u32) -> Result<Vec<Fidelity>, ImpostorError> {
+    let scene = Scene::traced(mesh)?;
+    let ss = REFERENCE_SS as i64;
+    let (p, k) = (px as i64, px as i64 * ss);
+    Ok(dirs
+        .iter()
+        .map(|&d| {
+            // One sample per fine pixel: the reference's REFERENCE_SS² samples of every pixel.
+            let fine = render_scene(&scene, d, px * REFERENCE_SS, 1);
+            let linear: Vec<[f32; 3]> = fine.rgb.iter().map(|c| c.map(srgb_to_linear)).collect();
+            // Sums over a pixel-sized block at fine (x0, y0): coverage, then linear colour and
+            // depth, each times coverage.
+            let block = |x0: i64, y0: i64| {
+                let mut sum = [0.0f32; 5];
+                for y in y0.max(0)..(y0 + ss).min(k) {
+                    for x in x0.max(0)..(x0 + ss).min(k) {
+                        let i = (y * k + x) as usize;
+                        let c = fine.coverage[i];
+                        let [r, g, b] = linear[i];
+                        for (s, v) in sum.iter_mut().zip([1.0, r, g, b, fine.depth[i]]) {
+                            *s += c * v;
+                        }
+                    }
+                }
+                sum
+            };
+            // Texel (u, v) spans pixels u..u+1 shifted by half a pixel; pixel (i, j)'s centre
+            // falls on the corner of texels i−1..i, j−1..j, so bilinear reads their mean.
+            let texel = |u: i64, v: i64| block(u * ss + ss / 2, v * ss + ss / 2);
+            let n = (px * px) as usize;
+            let mut reference = Render { px, coverage: Vec::with_capacity(n), rgb: Vec::with_capacity(n), depth: Vec::with_capacity(n) };
+            let mut resampled = reference.clone();
+            let push = |out: &mut Render, sum: [f32; 5], samples: f32| {
+                let under = |v: f32| if sum[0] > 0.0 { v / sum[0] } else { 0.0 };
+                out.coverage.push(sum[0] / samples);
+                out.rgb.push([sum[1], sum[2], sum[3]].map(|v| linear_to_srgb(under(v))));
+                out.depth.push(under(sum[4]));
+            };
+            let cells = (ss * ss) as f32;
+            for j in 0..p {
+                for i in 0..p {
+                    push(&mut reference, block(i * ss, j * ss), cells);
+                    let four = [texel(i - 1, j - 1), texel(i, j - 1), texel(i - 1, j), texel(i, j)];
+                    let sum = four.iter().fold([0.0; 5], |a, t| [0, 1, 2, 3, 4].map(|c| a[c] + t[c]));
+                    push(&mut resampled, sum, 4.0 * cells);
+                }
+            }
+            compare(&resampled, &reference, scene.radius)
+        })
+        .collect())
 }
 
 /// `n` directions spread evenly over the sphere (a Fibonacci lattice), `libm` trigonometry.

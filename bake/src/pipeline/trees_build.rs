@@ -196,11 +196,7 @@ impl<'a> Growing<'a> {
         let grow_seconds = clock.elapsed().as_secs_f64();
         let m = &proto.mesh;
         let (indices, materials) = m.capture_triangles(0);
-        // Indexed by trees::BARK_MATERIAL and trees::LEAF_MATERIAL.
-        let looks = [
-            Material { texture: &self.textures[s].bark, alpha_test: None, two_sided: false },
-            Material { texture: &self.textures[s].leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
-        ];
+        let looks = capture_materials(&self.textures[s]);
         let capture = CaptureMesh {
             positions: &m.positions,
             normals: &m.normals,
@@ -212,8 +208,7 @@ impl<'a> Growing<'a> {
         };
         let texel = match spec.impostor.texel {
             t if t > 0.0 => t as f32,
-            // A hair over the exact size, so rounding never doubles the view to the next power of two.
-            _ => 2.0 * impostor::capture::bounding_sphere(&m.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001,
+            _ => auto_texel(&m.positions),
         };
         let clock = std::time::Instant::now();
         let imp = impostor::bake(&capture, &settings(texel)).map_err(|e| TreesError::Impostor {
@@ -260,6 +255,22 @@ impl<'a> Growing<'a> {
         }
         built
     }
+}
+
+/// The capture's materials for a species' textures, indexed by `trees::BARK_MATERIAL` and
+/// `trees::LEAF_MATERIAL`.
+pub fn capture_materials(textures: &trees::SpeciesTextures) -> [Material<'_>; 2] {
+    [
+        Material { texture: &textures.bark, alpha_test: None, two_sided: false },
+        Material { texture: &textures.leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
+    ]
+}
+
+/// The impostor texel a world gets when it names none: [`AUTO_TEXELS_PER_DIAMETER`] across the
+/// prototype's bounding sphere, and a hair over, so rounding never doubles the view to the next
+/// power of two.
+pub fn auto_texel(positions: &[[f32; 3]]) -> f32 {
+    2.0 * impostor::capture::bounding_sphere(positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001
 }
 
 pub fn prototype_section(species: usize, p: &trees::Prototype) -> TreePrototype {
