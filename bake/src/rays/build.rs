@@ -3,7 +3,7 @@
 
 use super::triangle::{TriBlock, BLOCK};
 use super::BuildError;
-use super::{leaf_word, Aabb, Bvh, IndexedMesh, Node, HALVES, MAX_LEAF, WIDTH};
+use super::{Aabb, Bvh, IndexedMesh, MAX_LEAF};
 use crate::mem::huge_vec;
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
@@ -17,6 +17,8 @@ const SAH_MAX_DEPTH: u32 = 40;
 /// Subtrees with more triangles than this are built on another rayon task.
 const PARALLEL_THRESHOLD: usize = 16 * 1024;
 
+#[path = "build_flatten.rs"]
+mod flatten;
 #[path = "build_tree.rs"]
 mod tree;
 use tree::{BuildNode, NodeRef};
@@ -130,8 +132,6 @@ impl Bvh {
             first_block[start as usize] = block_count;
             block_count += count.div_ceil(BLOCK as u32);
         }
-        // Every interior node has at least two children, so there are fewer nodes than leaves.
-        let mut nodes = huge_vec(leaves.len().max(1));
         let mut blocks: Vec<TriBlock> = huge_vec(block_count as usize);
         let corners = |t: u32| {
             [0, 1, 2].map(|k| {
@@ -139,9 +139,8 @@ impl Bvh {
                 (first_vertex[m] + v as usize) as u32
             })
         };
-        // Flattening is serial; the leaf blocks are filled beside it.
-        let (root, ()) = rayon::join(
-            || flatten(NodeRef::Boxed(&tree), &first_block, &mut nodes),
+        let ((nodes, root), ()) = rayon::join(
+            || flatten::flatten(NodeRef::Boxed(&tree), &first_block),
             || {
                 blocks.par_extend(leaves.par_iter().flat_map_iter(|&(start, count)| {
                     ids[start as usize..(start + count) as usize].chunks(BLOCK).map(|chunk| {
@@ -152,8 +151,6 @@ impl Bvh {
                 }))
             },
         );
-        // Room was made for the worst case, one node per leaf; wide nodes take about a seventh.
-        nodes.shrink_to_fit();
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
         let (positions, sources) = number_vertices_by_first_use(&mut blocks, meshes, &first_vertex, vertex_base);
         Ok((Bvh { nodes, blocks, positions, tri_count, root, lo, hi }, sources))
@@ -494,46 +491,6 @@ fn partition(prims: &mut [Prim], pred: impl Fn(Vec3A) -> bool) -> (usize, [Aabb;
         }
     }
     (first, centroids)
-}
-
-/// `(start, count)` of every non-empty leaf.
-/// Appends `node` depth-first, collapsing binary levels into 8-wide nodes, and returns its child
-/// word. Children are opened largest-area first, which keeps the collapsed tree SAH-friendly.
-fn flatten(node: NodeRef, first_block: &[u32], nodes: &mut Vec<Node>) -> u32 {
-    let empty_node = || Node { lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3], hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3], child: [0; WIDTH] };
-    match node.leaf() {
-        Some((_, 0)) => {
-            // Only an empty mesh yields an empty leaf; a node of inverted boxes is never entered.
-            nodes.push(empty_node());
-            return (nodes.len() - 1) as u32;
-        }
-        Some((start, count)) => return leaf_word(first_block[start as usize], count),
-        None => {}
-    }
-    let mut slots: Vec<(NodeRef, Aabb)> = node.inner().map_or_else(Vec::new, Vec::from);
-    while slots.len() < WIDTH {
-        let open =
-            slots.iter().enumerate().filter(|(_, (n, _))| n.leaf().is_none()).fold(None, |best: Option<(usize, f32)>, (i, (_, b))| match best {
-                Some((_, area)) if area >= b.half_area() => best,
-                _ => Some((i, b.half_area())),
-            });
-        let Some((i, _)) = open else { break };
-        if let Some(kids) = slots[i].0.inner() {
-            slots.splice(i..=i, kids);
-        }
-    }
-    let index = nodes.len();
-    nodes.push(empty_node());
-    let mut n = empty_node();
-    for (c, (kid, b)) in slots.iter().enumerate() {
-        for a in 0..3 {
-            n.lo[a][c / 4][c % 4] = b.lo[a];
-            n.hi[a][c / 4][c % 4] = b.hi[a];
-        }
-        n.child[c] = flatten(*kid, first_block, nodes);
-    }
-    nodes[index] = n;
-    index as u32
 }
 
 #[cfg(test)]
