@@ -7,9 +7,9 @@
 //! `cargo run --release -p kiln-bake --example impostor_speed -- [prototypes] [--fidelity] [out_dir]`
 
 use kiln_bake::impostor::march::March;
-use kiln_bake::impostor::reconstruct::{fibonacci_directions, resampling_ceiling, sweep_with, Fidelity};
+use kiln_bake::impostor::reconstruct::{fibonacci_directions, resampling_ceiling, sweep_with};
 use kiln_bake::impostor::synthetic::SyntheticTree;
-use kiln_bake::impostor::{bake, capture, CaptureMesh, Impostor, ImpostorSettings, Material};
+use kiln_bake::impostor::{bake, CaptureMesh, Impostor, ImpostorSettings};
 use kiln_bake::trees;
 use std::time::Instant;
 
@@ -51,16 +51,10 @@ fn fidelity(mesh: &CaptureMesh, imp: &Impostor) -> String {
         }
         Err(_) => March::VIEWER,
     };
-    let ceiling = resampling_ceiling(mesh, &dirs, imp.view_px).expect("trace");
-    let mean = |f: fn(&Fidelity) -> f32| ceiling.iter().map(f).sum::<f32>() / ceiling.len() as f32;
-    format!(
-        "{}; the mesh half a texel off: coverage IoU {:.3} (worst {:.3}), colour RMS {:.4}, depth {:.4} of the radius",
-        sweep_with(mesh, imp, &dirs, &m).expect("trace"),
-        mean(|f| f.iou),
-        ceiling.iter().map(|f| f.iou).fold(1.0, f32::min),
-        mean(|f| f.colour_rms),
-        mean(|f| f.depth_error)
-    )
+    let s = sweep_with(mesh, imp, &dirs, &m).expect("trace");
+    let capture = resampling_ceiling(mesh, &dirs, imp.view_px).expect("trace");
+    let verdict = s.mean.against_exact_capture(&capture.mean, imp.view_px).map_or_else(|e| format!("not as close: {e}"), |()| "as close".into());
+    format!("{s}; the mesh's exact capture half a texel off: {capture}; {verdict}")
 }
 
 fn main() {
@@ -103,40 +97,29 @@ fn main() {
 
     for name in trees::PRESETS {
         let params = trees::preset(name).expect("preset");
-        let tex = trees::textures(&params);
-        let proto = trees::grow(&params, 7, 12.0);
-        let m = &proto.mesh;
-        let materials: Vec<u8> =
-            std::iter::repeat_n(0u8, m.bark_indices.len() / 3).chain(std::iter::repeat_n(1u8, m.leaf_indices.len() / 3)).collect();
-        let indices = [m.bark_indices.as_slice(), m.leaf_indices.as_slice()].concat();
-        let looks = [
-            Material { texture: &tex.bark, alpha_test: None, two_sided: false },
-            Material { texture: &tex.leaf, alpha_test: Some(0.5), two_sided: true },
-        ];
-        let mesh = CaptureMesh {
-            positions: &m.positions,
-            normals: &m.normals,
-            uvs: &m.uvs,
-            ao: &m.ao,
-            indices: &indices,
-            materials: &materials,
-            textures: &looks,
-        };
-        // The pipeline's automatic texel: 32 texels across the diameter.
-        let texel = 2.0 * capture::bounding_sphere(&m.positions).1 / 32.0 * 1.001;
-        let s = ImpostorSettings { texel, ..settings };
-        let reps = 4;
-        let start = Instant::now();
-        let mut imp = bake(&mesh, &s).expect("bake");
-        for _ in 1..reps {
-            imp = bake(&mesh, &s).expect("bake");
-        }
-        let ms = start.elapsed().as_secs_f64() * 1000.0 / reps as f64;
-        let mut line =
-            format!("{name:>9}: {} triangles, {ms:.1} ms, view {} px, {:.0} KiB", indices.len() / 3, imp.view_px, stored(&imp) as f64 / 1024.0);
-        if check {
-            line += &format!("; {}", fidelity(&mesh, &imp));
-        }
+        let m = trees::grow(&params, 7, 12.0).mesh;
+        // As the bake captures it: its materials and its automatic texel.
+        let s = ImpostorSettings { texel: m.auto_impostor_texel(), ..settings };
+        let line = m.with_capture_mesh(0, &trees::textures(&params), |mesh| {
+            let reps = 4;
+            let start = Instant::now();
+            let mut imp = bake(mesh, &s).expect("bake");
+            for _ in 1..reps {
+                imp = bake(mesh, &s).expect("bake");
+            }
+            let ms = start.elapsed().as_secs_f64() * 1000.0 / reps as f64;
+            let line = format!(
+                "{name:>9}: {} triangles, {ms:.1} ms, view {} px, {:.0} KiB",
+                mesh.indices.len() / 3,
+                imp.view_px,
+                stored(&imp) as f64 / 1024.0
+            );
+            if check {
+                format!("{line}; {}", fidelity(mesh, &imp))
+            } else {
+                line
+            }
+        });
         println!("{line}");
     }
 

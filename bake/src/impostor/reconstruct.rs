@@ -196,19 +196,48 @@ pub fn sweep_with(mesh: &CaptureMesh, imp: &Impostor, dirs: &[[f32; 3]], m: &Mar
     let px = imp.view_px;
     let all: Vec<Fidelity> =
         dirs.iter().map(|&d| compare(&render_impostor_with(imp, 0, d, px, m), &render_scene(&scene, d, px, REFERENCE_SS), imp.radius)).collect();
-    let n = all.len().max(1) as f32;
-    let fold =
-        |f: fn(&Fidelity) -> f32, worst: fn(f32, f32) -> f32, init: f32| (all.iter().map(f).sum::<f32>() / n, all.iter().map(f).fold(init, worst));
-    let (iou, biou, rms, dz) = (
-        fold(|f| f.iou, f32::min, 1.0),
-        fold(|f| f.binary_iou, f32::min, 1.0),
-        fold(|f| f.colour_rms, f32::max, 0.0),
-        fold(|f| f.depth_error, f32::max, 0.0),
-    );
-    Ok(Sweep {
-        mean: Fidelity { iou: iou.0, binary_iou: biou.0, colour_rms: rms.0, depth_error: dz.0 },
-        worst: Fidelity { iou: iou.1, binary_iou: biou.1, colour_rms: rms.1, depth_error: dz.1 },
-    })
+    Ok(Sweep::of(&all))
+}
+
+impl Sweep {
+    /// Means and worsts of per-direction figures.
+    fn of(all: &[Fidelity]) -> Sweep {
+        let n = all.len().max(1) as f32;
+        let fold = |f: fn(&Fidelity) -> f32, worst: fn(f32, f32) -> f32, init: f32| {
+            (all.iter().map(f).sum::<f32>() / n, all.iter().map(f).fold(init, worst))
+        };
+        let (iou, biou, rms, dz) = (
+            fold(|f| f.iou, f32::min, 1.0),
+            fold(|f| f.binary_iou, f32::min, 1.0),
+            fold(|f| f.colour_rms, f32::max, 0.0),
+            fold(|f| f.depth_error, f32::max, 0.0),
+        );
+        Sweep {
+            mean: Fidelity { iou: iou.0, binary_iou: biou.0, colour_rms: rms.0, depth_error: dz.0 },
+            worst: Fidelity { iou: iou.1, binary_iou: biou.1, colour_rms: rms.1, depth_error: dz.1 },
+        }
+    }
+}
+
+impl Fidelity {
+    /// The bar the bake's tests hold impostors to at the switch distance: these figures (an
+    /// impostor's, averaged over directions) within 0.02 coverage IoU, 0.01 colour RMS and a
+    /// quarter of a texel of depth of `capture`'s, the mesh's own exact capture drawn half a texel
+    /// off ([`resampling_ceiling`]), with `px` texels across the bounding sphere. `Err` names the
+    /// figure that misses.
+    pub fn against_exact_capture(&self, capture: &Fidelity, px: u32) -> Result<(), String> {
+        let quarter_texel = 0.25 * 2.0 / px as f32;
+        if self.iou < capture.iou - 0.02 {
+            return Err(format!("coverage IoU {:.3} against {:.3} for the exact capture", self.iou, capture.iou));
+        }
+        if self.colour_rms > capture.colour_rms + 0.01 {
+            return Err(format!("colour RMS {:.4} against {:.4} for the exact capture", self.colour_rms, capture.colour_rms));
+        }
+        if self.depth_error > capture.depth_error + quarter_texel {
+            return Err(format!("depth error {:.4} against {:.4} for the exact capture", self.depth_error, capture.depth_error));
+        }
+        Ok(())
+    }
 }
 
 /// What any impostor drawn through a texture can reach under the fidelity bar, measured on the
@@ -217,12 +246,12 @@ pub fn sweep_with(mesh: &CaptureMesh, imp: &Impostor, dirs: &[[f32; 3]], m: &Mar
 /// half a texel off in x and y and read back bilinearly onto the pixels, as a view drawn between
 /// the atlas's texel grid and the screen's is. Nothing of the impostor enters: no atlas, no frame
 /// blend, no depth march, so the shortfall is the sampling phase alone. [`compare`]'s figures
-/// per direction of `dirs`, `px` pixels across.
-pub fn resampling_ceiling(mesh: &CaptureMesh, dirs: &[[f32; 3]], px: u32) -> Result<Vec<Fidelity>, ImpostorError> {
+/// over the directions `dirs`, `px` pixels across.
+pub fn resampling_ceiling(mesh: &CaptureMesh, dirs: &[[f32; 3]], px: u32) -> Result<Sweep, ImpostorError> {
     let scene = Scene::traced(mesh)?;
     let ss = REFERENCE_SS as i64;
     let (p, k) = (px as i64, px as i64 * ss);
-    Ok(dirs
+    let all: Vec<Fidelity> = dirs
         .iter()
         .map(|&d| {
             // One sample per fine pixel: the reference's REFERENCE_SS² samples of every pixel.
@@ -267,7 +296,8 @@ pub fn resampling_ceiling(mesh: &CaptureMesh, dirs: &[[f32; 3]], px: u32) -> Res
             }
             compare(&resampled, &reference, scene.radius)
         })
-        .collect())
+        .collect();
+    Ok(Sweep::of(&all))
 }
 
 /// `n` directions spread evenly over the sphere (a Fibonacci lattice), `libm` trigonometry.

@@ -12,16 +12,11 @@ use rayon::prelude::*;
 use super::{format_err, TreesError};
 use crate::impostor::capture::srgb_to_linear;
 use crate::impostor::mips::coverage_preserving_mips;
-use crate::impostor::{self, CaptureMesh, Image, ImpostorSettings, Layout, Material};
+use crate::impostor::{self, Image, ImpostorSettings, Layout};
 use crate::lighting::LightLookup;
 use crate::rng::mix64;
 use crate::trees::{self, SpeciesParams, LEAF_ALPHA_TEST};
 use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
-
-/// World size of an impostor texel for a prototype of bounding-sphere radius 1 when the world file
-/// leaves `trees.impostor.texel` at 0: 32 texels across the bounding sphere, so views are 32 px
-/// whatever the tree's size (12×12 of them: a 384² atlas, about 0.5 MiB stored).
-const AUTO_TEXELS_PER_DIAMETER: f32 = 32.0;
 
 /// Everything the shared trees pack holds, decoded.
 pub struct Built {
@@ -195,27 +190,14 @@ impl<'a> Growing<'a> {
         let proto = trees::grow(&self.params[s], seed, height);
         let grow_seconds = clock.elapsed().as_secs_f64();
         let m = &proto.mesh;
-        let (indices, materials) = m.capture_triangles(0);
-        let looks = capture_materials(&self.textures[s]);
-        let capture = CaptureMesh {
-            positions: &m.positions,
-            normals: &m.normals,
-            uvs: &m.uvs,
-            ao: &m.ao,
-            indices: &indices,
-            materials: &materials,
-            textures: &looks,
-        };
         let texel = match spec.impostor.texel {
             t if t > 0.0 => t as f32,
-            _ => auto_texel(&m.positions),
+            _ => m.auto_impostor_texel(),
         };
         let clock = std::time::Instant::now();
-        let imp = impostor::bake(&capture, &settings(texel)).map_err(|e| TreesError::Impostor {
-            index,
-            species: sp.preset.clone(),
-            reason: e.to_string(),
-        })?;
+        let imp = m
+            .with_capture_mesh(0, &self.textures[s], |capture| impostor::bake(capture, &settings(texel)))
+            .map_err(|e| TreesError::Impostor { index, species: sp.preset.clone(), reason: e.to_string() })?;
         let capture_seconds = clock.elapsed().as_secs_f64();
         Ok(Grown {
             prototype: prototype_section(s, &proto),
@@ -255,22 +237,6 @@ impl<'a> Growing<'a> {
         }
         built
     }
-}
-
-/// The capture's materials for a species' textures, indexed by `trees::BARK_MATERIAL` and
-/// `trees::LEAF_MATERIAL`.
-pub fn capture_materials(textures: &trees::SpeciesTextures) -> [Material<'_>; 2] {
-    [
-        Material { texture: &textures.bark, alpha_test: None, two_sided: false },
-        Material { texture: &textures.leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
-    ]
-}
-
-/// The impostor texel a world gets when it names none: [`AUTO_TEXELS_PER_DIAMETER`] across the
-/// prototype's bounding sphere, and a hair over, so rounding never doubles the view to the next
-/// power of two.
-pub fn auto_texel(positions: &[[f32; 3]]) -> f32 {
-    2.0 * impostor::capture::bounding_sphere(positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001
 }
 
 pub fn prototype_section(species: usize, p: &trees::Prototype) -> TreePrototype {

@@ -138,35 +138,20 @@ fn trees_keep_out_of_the_water_by_their_height_band() {
 /// BENCHMARKS.md, "Trees".
 #[test]
 fn every_species_impostor_comes_as_close_to_its_mesh_as_an_exact_capture_half_a_texel_off() {
-    use crate::impostor::reconstruct::{fibonacci_directions, resampling_ceiling, sweep, Fidelity};
-    use crate::impostor::{bake, CaptureMesh, ImpostorSettings};
+    use crate::impostor::reconstruct::{fibonacci_directions, resampling_ceiling, sweep};
+    use crate::impostor::{bake, ImpostorSettings};
     let dirs = fibonacci_directions(64);
     for name in trees::PRESETS {
         let params = trees::preset(name).unwrap();
-        let textures = trees::textures(&params);
         let m = trees::grow(&params, 7, 12.0).mesh;
-        let (indices, materials) = m.capture_triangles(0);
-        let looks = build::capture_materials(&textures);
-        let mesh = CaptureMesh {
-            positions: &m.positions,
-            normals: &m.normals,
-            uvs: &m.uvs,
-            ao: &m.ao,
-            indices: &indices,
-            materials: &materials,
-            textures: &looks,
-        };
-        let imp = bake(&mesh, &ImpostorSettings { texel: build::auto_texel(&m.positions), ..ImpostorSettings::default() }).unwrap();
-        let s = sweep(&mesh, &imp, &dirs).unwrap();
-        let ceiling = resampling_ceiling(&mesh, &dirs, imp.view_px).unwrap();
-        let n = ceiling.len() as f32;
-        let mean = |f: fn(&Fidelity) -> f32| ceiling.iter().map(f).sum::<f32>() / n;
-        let (iou, rms, depth) = (mean(|f| f.iou), mean(|f| f.colour_rms), mean(|f| f.depth_error));
-        // A quarter of a texel, as a share of the radius: what the depth march may add.
-        let slack = 0.25 * 2.0 / imp.view_px as f32;
-        println!("{name}: impostor {s}; exact capture half a texel off: coverage IoU {iou:.3}, colour RMS {rms:.4}, depth {depth:.4}");
-        assert!(s.mean.iou >= iou - 0.02, "{name}: coverage IoU {} against {iou} for the exact capture", s.mean.iou);
-        assert!(s.mean.colour_rms <= rms + 0.01, "{name}: colour RMS {} against {rms} for the exact capture", s.mean.colour_rms);
-        assert!(s.mean.depth_error <= depth + slack, "{name}: depth error {} against {depth} for the exact capture", s.mean.depth_error);
+        let settings = ImpostorSettings { texel: m.auto_impostor_texel(), ..ImpostorSettings::default() };
+        let (s, capture, px) = m.with_capture_mesh(0, &trees::textures(&params), |mesh| {
+            let imp = bake(mesh, &settings).unwrap();
+            (sweep(mesh, &imp, &dirs).unwrap(), resampling_ceiling(mesh, &dirs, imp.view_px).unwrap(), imp.view_px)
+        });
+        println!("{name}: impostor {s}; exact capture half a texel off: {capture}");
+        if let Err(e) = s.mean.against_exact_capture(&capture.mean, px) {
+            panic!("{name}: {e}");
+        }
     }
 }

@@ -15,7 +15,7 @@ pub mod texture;
 
 pub use species::{preset, SpeciesParams, PRESETS};
 
-use crate::impostor::Image;
+use crate::impostor::{CaptureMesh, Image, Material};
 
 /// A tree's mesh: bark and leaves share the vertex arrays; each has its own index buffer.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,4 +106,38 @@ impl TreeMesh {
         let materials = std::iter::repeat_n(BARK_MATERIAL, bark.len() / 3).chain(std::iter::repeat_n(LEAF_MATERIAL, leaf.len() / 3)).collect();
         (indices, materials)
     }
+
+    /// LOD `lod` as the impostor baker's mesh ([`TreeMesh::capture_triangles`]), with `textures`'
+    /// bark (opaque, one-sided) and leaves (alpha-tested at [`LEAF_ALPHA_TEST`], two-sided),
+    /// lent to `f`.
+    pub fn with_capture_mesh<R>(&self, lod: usize, textures: &SpeciesTextures, f: impl FnOnce(&CaptureMesh) -> R) -> R {
+        let (indices, materials) = self.capture_triangles(lod);
+        // Indexed by BARK_MATERIAL and LEAF_MATERIAL.
+        let looks = [
+            Material { texture: &textures.bark, alpha_test: None, two_sided: false },
+            Material { texture: &textures.leaf, alpha_test: Some(LEAF_ALPHA_TEST), two_sided: true },
+        ];
+        f(&CaptureMesh {
+            positions: &self.positions,
+            normals: &self.normals,
+            uvs: &self.uvs,
+            ao: &self.ao,
+            indices: &indices,
+            materials: &materials,
+            textures: &looks,
+        })
+    }
+
+    /// The impostor texel a prototype gets unless its world names one: [`AUTO_TEXELS_PER_DIAMETER`]
+    /// across its bounding sphere, and a hair over, so rounding never doubles the view to the
+    /// next power of two.
+    pub fn auto_impostor_texel(&self) -> f32 {
+        2.0 * crate::impostor::capture::bounding_sphere(&self.positions).1 / AUTO_TEXELS_PER_DIAMETER * 1.001
+    }
 }
+
+/// Impostor texels across a prototype's bounding sphere when the world file leaves
+/// `trees.impostor.texel` at 0: views are 32 px whatever the tree's size (12×12 of them: a 384²
+/// atlas, about 0.5 MiB stored), and the viewer switches to the impostor where one texel covers
+/// one screen pixel.
+pub const AUTO_TEXELS_PER_DIAMETER: f32 = 32.0;
