@@ -82,7 +82,8 @@ fn fill(node: NodeRef, counted: &Count, first_block: &[u32], out: &mut [Node], b
     }
     let words: Vec<u32> =
         slots.par_iter().zip(&counted.kids).zip(parts).map(|(((kid, _), c), (part, at))| fill(*kid, c, first_block, part, at)).collect();
-    *head = wide_node(&slots, &words);
+    *head = boxes_of(&slots);
+    head.child[..words.len()].copy_from_slice(&words);
     base
 }
 
@@ -100,19 +101,22 @@ fn fill_serial(node: NodeRef, first_block: &[u32], out: &mut [Node], base: u32, 
     let slots = collapse(node);
     let index = *next;
     *next += 1;
-    let words: Vec<u32> = slots.iter().map(|(kid, _)| fill_serial(*kid, first_block, out, base, next)).collect();
-    out[index] = wide_node(&slots, &words);
+    let mut n = boxes_of(&slots);
+    for (c, (kid, _)) in slots.iter().enumerate() {
+        n.child[c] = fill_serial(*kid, first_block, out, base, next);
+    }
+    out[index] = n;
     base + index as u32
 }
 
-fn wide_node(slots: &[(NodeRef, Aabb)], words: &[u32]) -> Node {
+/// A wide node with `slots`' boxes; its child words are the caller's to write.
+fn boxes_of(slots: &[(NodeRef, Aabb)]) -> Node {
     let mut n = empty_node();
-    for (c, ((_, b), &word)) in slots.iter().zip(words).enumerate() {
+    for (c, (_, b)) in slots.iter().enumerate() {
         for a in 0..3 {
             n.lo[a][c / 4][c % 4] = b.lo[a];
             n.hi[a][c / 4][c % 4] = b.hi[a];
         }
-        n.child[c] = word;
     }
     n
 }
