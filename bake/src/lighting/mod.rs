@@ -61,6 +61,7 @@ mod scene;
 mod sources;
 pub mod spec;
 mod surface;
+mod surface_build;
 mod transport;
 mod volume;
 pub mod water;

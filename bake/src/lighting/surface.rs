@@ -34,72 +34,9 @@ pub(crate) struct Surface {
 
 impl Surface {
     pub(crate) fn new(positions: &[[f32; 3]], indices: &[u32]) -> Surface {
-        let weld = weld(positions);
-        let count = weld.iter().map(|&w| w as usize + 1).max().unwrap_or(0);
-        let mut pos = vec![Vec3A::ZERO; count];
-        for (v, &w) in weld.iter().enumerate() {
-            pos[w as usize] = positions[v].into();
-        }
-        let mut normal = vec![Vec3A::ZERO; count];
-        let mut area = vec![0.0f32; count];
-        let mut total_area = 0.0f64;
-        let mut edge_sum = 0.0f64;
-        let mut degree = vec![0u32; count + 1];
-        for t in indices.chunks_exact(3) {
-            let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
-            let p = w.map(|i| pos[i as usize]);
-            let cross = (p[1] - p[0]).cross(p[2] - p[0]);
-            let a = 0.5 * cross.length();
-            total_area += a as f64;
-            edge_sum += ((p[1] - p[0]).length() + (p[2] - p[1]).length() + (p[0] - p[2]).length()) as f64;
-            for &i in &w {
-                // |cross| = 2·area, so this is the area-weighted normal.
-                normal[i as usize] += cross;
-                area[i as usize] += a / 3.0;
-                degree[i as usize] += 2;
-            }
-        }
-        normal.iter_mut().for_each(|n| *n = n.normalize_or_zero());
-        // CSR adjacency: each triangle lists its two other corners; duplicates (an interior edge
-        // seen from both its triangles) and self-loops (degenerate triangles) are removed.
-        let mut start = vec![0u32; count + 1];
-        for i in 0..count {
-            start[i + 1] = start[i] + degree[i];
-        }
-        let mut fill = start.clone();
-        let mut adj = vec![0u32; start[count] as usize];
-        for t in indices.chunks_exact(3) {
-            let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
-            for k in 0..3 {
-                let i = w[k] as usize;
-                adj[fill[i] as usize] = w[(k + 1) % 3];
-                adj[fill[i] as usize + 1] = w[(k + 2) % 3];
-                fill[i] += 2;
-            }
-        }
-        let mut adj_start = vec![0u32; count + 1];
-        let mut out = 0usize;
-        for i in 0..count {
-            let list = &mut adj[start[i] as usize..start[i + 1] as usize];
-            list.sort_unstable();
-            let mut last = u32::MAX;
-            let begin = out;
-            for k in start[i] as usize..start[i + 1] as usize {
-                let j = adj[k];
-                if j != last && j as usize != i {
-                    adj[out] = j;
-                    out += 1;
-                    last = j;
-                }
-            }
-            adj_start[i] = begin as u32;
-            adj_start[i + 1] = out as u32;
-        }
-        adj.truncate(out);
-        // About half the slots were duplicates; a mapped block shrinks in place.
-        adj.shrink_to_fit();
-        let edges = (indices.len()).max(1) as f64;
-        Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge: (edge_sum / edges) as f32 }
+        let super::surface_build::Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge } =
+            super::surface_build::build(positions, indices);
+        Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge }
     }
 
     /// Runs the filter over `power` (one map's RGB per welded vertex) and returns the irradiance
@@ -247,35 +184,6 @@ pub(crate) struct Deposit {
     pub(crate) map: u8,
 }
 
-/// Maps every vertex to a welded index: vertices with bit-identical positions (±0 equal) share
-/// one, numbered in order of their first occurrence.
-fn weld(positions: &[[f32; 3]]) -> Vec<u32> {
-    let key = |v: usize| positions[v].map(|c| (c + 0.0).to_bits());
-    let mut order: Vec<u32> = (0..positions.len() as u32).collect();
-    // Index as the last key makes the order total, so the unstable parallel sort is deterministic.
-    order.par_sort_unstable_by_key(|&v| (key(v as usize), v));
-    let mut rep = vec![0u32; positions.len()];
-    let mut run_start = 0;
-    for k in 0..order.len() {
-        if k == 0 || key(order[k] as usize) != key(order[k - 1] as usize) {
-            run_start = k;
-        }
-        rep[order[k] as usize] = order[run_start];
-    }
-    let mut id = vec![u32::MAX; positions.len()];
-    let mut next = 0u32;
-    let mut weld = vec![0u32; positions.len()];
-    for v in 0..positions.len() {
-        let r = rep[v] as usize;
-        if id[r] == u32::MAX {
-            id[r] = next;
-            next += 1;
-        }
-        weld[v] = id[r];
-    }
-    weld
-}
-
 /// A uniform grid over the welded vertices for nearest-vertex queries.
 pub(crate) struct VertexGrid {
     lo: Vec3A,
@@ -384,12 +292,6 @@ mod tests {
         let mut ambient = vec![[0i64; 3]; n];
         Surface::apply([&mut ambient, &mut none], &parts, &fixed);
         assert!(ambient == expected[0] && none.is_empty());
-    }
-
-    #[test]
-    fn welding_merges_identical_positions_only() {
-        let p = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [-0.0, 0.0, 0.0], [1.0, 0.0, 1e-7], [1.0, 0.0, 0.0]];
-        assert_eq!(weld(&p), vec![0, 1, 0, 2, 1]);
     }
 
     /// A strip of `n` unit quads along x, slightly bent so normals vary.

@@ -1,0 +1,172 @@
+//! Building the welded surface: the weld, and the sorting of every vertex's neighbour list, on
+//! every thread; the sums over the triangles (normals, areas, list lengths) in one walk in
+//! triangle order, a scattered add per corner, which is cheaper than the per-vertex corner lists
+//! a parallel sum in that order would need. The result is the bits of one walk over the whole
+//! mesh (`tests` keeps that walk as the reference), whatever the thread count.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use glam::Vec3A;
+use rayon::prelude::*;
+
+/// Vertices per block of the parallel steps.
+const BLOCK: usize = 1 << 14;
+
+/// What [`super::surface::Surface`] is made of.
+pub(super) struct Built {
+    pub(super) weld: Vec<u32>,
+    pub(super) pos: Vec<Vec3A>,
+    pub(super) normal: Vec<Vec3A>,
+    pub(super) area: Vec<f32>,
+    pub(super) adj_start: Vec<u32>,
+    pub(super) adj: Vec<u32>,
+    pub(super) total_area: f64,
+    pub(super) mean_edge: f32,
+}
+
+/// Welded positions: for every input vertex its welded index, and for every welded index the
+/// last input vertex welded to it (whose position it keeps, as `+0` and `-0` weld together).
+pub(super) struct Weld {
+    pub(super) ids: Vec<u32>,
+    pub(super) last: Vec<u32>,
+}
+
+/// Maps every vertex to a welded index: vertices with bit-identical positions (±0 equal) share
+/// one, numbered in order of their first occurrence.
+pub(super) fn weld(positions: &[[f32; 3]]) -> Weld {
+    let n = positions.len();
+    // Sorted by position bits (±0 as +0), then index: a total order, so the unstable parallel
+    // sort is deterministic, and a run of equal positions is in index order.
+    let mut order: Vec<([u32; 3], u32)> = positions.par_iter().enumerate().map(|(v, p)| (p.map(|c| (c + 0.0).to_bits()), v as u32)).collect();
+    order.par_sort_unstable();
+    // Its first vertex represents a run, its last gives the position.
+    let rep: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    let last: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    order.par_chunk_by(|a, b| a.0 == b.0).for_each(|run| {
+        let first = run[0].1;
+        run.iter().for_each(|&(_, v)| rep[v as usize].store(first, Relaxed));
+        last[first as usize].store(run[run.len() - 1].1, Relaxed);
+    });
+    drop(order);
+    let rep: Vec<u32> = rep.into_par_iter().map(AtomicU32::into_inner).collect();
+    // A representative is its run's first occurrence: the welded ids count representatives.
+    let starts: Vec<u32> = rep.par_iter().enumerate().map(|(v, &r)| u32::from(r as usize == v)).collect();
+    let id = offsets(&starts);
+    let last: Vec<u32> = last.into_par_iter().zip(starts).filter(|(_, s)| *s == 1).map(|(l, _)| l.into_inner()).collect();
+    let ids = rep.par_iter().map(|&r| id[r as usize]).collect();
+    Weld { ids, last }
+}
+
+/// The exclusive prefix sums of `counts`, with their total appended.
+fn offsets(counts: &[u32]) -> Vec<u32> {
+    let block_sums: Vec<u32> = counts.par_chunks(BLOCK).map(|c| c.iter().sum()).collect();
+    let mut base = Vec::with_capacity(block_sums.len());
+    let mut total = 0u32;
+    for s in block_sums {
+        base.push(total);
+        total += s;
+    }
+    let mut out = vec![0u32; counts.len() + 1];
+    out[..counts.len()].par_chunks_mut(BLOCK).zip(counts.par_chunks(BLOCK)).zip(base).for_each(|((out, counts), mut at)| {
+        for (o, &c) in out.iter_mut().zip(counts) {
+            *o = at;
+            at += c;
+        }
+    });
+    out[counts.len()] = total;
+    out
+}
+
+/// The welded surface of `positions` and `indices` (complete triangles only).
+pub(super) fn build(positions: &[[f32; 3]], indices: &[u32]) -> Built {
+    let Weld { ids: weld, last } = weld(positions);
+    let pos: Vec<Vec3A> = last.par_iter().map(|&v| positions[v as usize].into()).collect();
+    drop(last);
+    let count = pos.len();
+    let mut normal = vec![Vec3A::ZERO; count];
+    let mut area = vec![0.0f32; count];
+    let (mut total_area, mut edge_sum) = (0.0f64, 0.0f64);
+    let mut degree = vec![0u32; count];
+    for t in indices.chunks_exact(3) {
+        let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
+        let p = w.map(|i| pos[i as usize]);
+        let cross = (p[1] - p[0]).cross(p[2] - p[0]);
+        let a = 0.5 * cross.length();
+        total_area += a as f64;
+        edge_sum += ((p[1] - p[0]).length() + (p[2] - p[1]).length() + (p[0] - p[2]).length()) as f64;
+        for &i in &w {
+            // |cross| = 2·area, so this is the area-weighted normal.
+            normal[i as usize] += cross;
+            area[i as usize] += a / 3.0;
+            degree[i as usize] += 2;
+        }
+    }
+    normal.par_iter_mut().for_each(|n| *n = n.normalize_or_zero());
+    // Each triangle lists its two other corners at each of its corners.
+    let start = offsets(&degree);
+    drop(degree);
+    let mut fill = start.clone();
+    let mut adj = vec![0u32; start[count] as usize];
+    for t in indices.chunks_exact(3) {
+        let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
+        for k in 0..3 {
+            let i = w[k] as usize;
+            adj[fill[i] as usize] = w[(k + 1) % 3];
+            adj[fill[i] as usize + 1] = w[(k + 2) % 3];
+            fill[i] += 2;
+        }
+    }
+    drop(fill);
+    // Each list sorted, without duplicates (an interior edge seen from both its triangles) or
+    // self-loops (degenerate triangles), at the front of its block of vertices' lists.
+    let mut blocks: Vec<&mut [u32]> = Vec::with_capacity(count.div_ceil(BLOCK));
+    let mut rest = adj.as_mut_slice();
+    for b in 0..count.div_ceil(BLOCK) {
+        let len = (start[((b + 1) * BLOCK).min(count)] - start[b * BLOCK]) as usize;
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        blocks.push(head);
+        rest = tail;
+    }
+    let lens: Vec<u32> = blocks
+        .into_par_iter()
+        .enumerate()
+        .flat_map_iter(|(b, block)| {
+            let first = b * BLOCK;
+            let mut out = 0usize;
+            let mut lens = Vec::with_capacity(BLOCK);
+            for i in first..((b + 1) * BLOCK).min(count) {
+                let range = (start[i] - start[first]) as usize..(start[i + 1] - start[first]) as usize;
+                block[range.clone()].sort_unstable();
+                let begin = out;
+                let mut last = u32::MAX;
+                for k in range {
+                    let j = block[k];
+                    if j != last && j as usize != i {
+                        block[out] = j;
+                        out += 1;
+                        last = j;
+                    }
+                }
+                lens.push((out - begin) as u32);
+            }
+            lens
+        })
+        .collect();
+    let adj_start = offsets(&lens);
+    drop(lens);
+    // The blocks' lists moved together, in order.
+    for b in 0..count.div_ceil(BLOCK) {
+        let (from, to) = (start[b * BLOCK] as usize, adj_start[b * BLOCK] as usize);
+        let len = (adj_start[((b + 1) * BLOCK).min(count)] - adj_start[b * BLOCK]) as usize;
+        adj.copy_within(from..from + len, to);
+    }
+    adj.truncate(adj_start[count] as usize);
+    // About half the slots were duplicates; a mapped block shrinks in place.
+    adj.shrink_to_fit();
+    let edges = indices.len().max(1) as f64;
+    Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge: (edge_sum / edges) as f32 }
+}
+
+#[cfg(test)]
+#[path = "surface_build_tests.rs"]
+mod tests;
