@@ -3,7 +3,7 @@
 use super::*;
 use crate::lighting::rng::Rng;
 
-/// The surface as one walk over the vertices and triangles in index order builds it.
+/// The surface as one walk over the vertices and triangles in index order built it.
 fn one_walk(positions: &[[f32; 3]], indices: &[u32]) -> Built {
     let weld = one_walk_weld(positions);
     let count = weld.iter().map(|&w| w as usize + 1).max().unwrap_or(0);
@@ -11,43 +11,14 @@ fn one_walk(positions: &[[f32; 3]], indices: &[u32]) -> Built {
     for (v, &w) in weld.iter().enumerate() {
         pos[w as usize] = positions[v].into();
     }
-    let mut normal = vec![Vec3A::ZERO; count];
-    let mut area = vec![0.0f32; count];
-    let mut total_area = 0.0f64;
-    let mut edge_sum = 0.0f64;
-    let mut degree = vec![0u32; count + 1];
-    for t in indices.chunks_exact(3) {
-        let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
-        let p = w.map(|i| pos[i as usize]);
-        let cross = (p[1] - p[0]).cross(p[2] - p[0]);
-        let a = 0.5 * cross.length();
-        total_area += a as f64;
-        edge_sum += ((p[1] - p[0]).length() + (p[2] - p[1]).length() + (p[0] - p[2]).length()) as f64;
-        for &i in &w {
-            // |cross| = 2·area, so this is the area-weighted normal.
-            normal[i as usize] += cross;
-            area[i as usize] += a / 3.0;
-            degree[i as usize] += 2;
-        }
-    }
+    // The sums and the raw lists are the walk's own code (`build` calls them too).
+    let TriangleSums { mut normal, area, degree, total_area, edge_sum } = triangle_sums(&weld, &pos, indices);
     normal.iter_mut().for_each(|n| *n = n.normalize_or_zero());
-    // CSR adjacency: each triangle lists its two other corners; duplicates (an interior edge
-    // seen from both its triangles) and self-loops (degenerate triangles) are removed.
     let mut start = vec![0u32; count + 1];
     for i in 0..count {
         start[i + 1] = start[i] + degree[i];
     }
-    let mut fill = start.clone();
-    let mut adj = vec![0u32; start[count] as usize];
-    for t in indices.chunks_exact(3) {
-        let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
-        for k in 0..3 {
-            let i = w[k] as usize;
-            adj[fill[i] as usize] = w[(k + 1) % 3];
-            adj[fill[i] as usize + 1] = w[(k + 2) % 3];
-            fill[i] += 2;
-        }
-    }
+    let mut adj = corner_lists(&weld, indices, &start);
     let mut adj_start = vec![0u32; count + 1];
     let mut out = 0usize;
     for i in 0..count {
@@ -114,7 +85,9 @@ fn tiled_mesh(side: usize, tile: usize, seed: u64) -> (Vec<[f32; 3]>, Vec<u32>) 
             for y in ty..=ty + tile {
                 for x in tx..=tx + tile {
                     let z = height[y * (side + 1) + x];
-                    let x = if x == 0 && (y % 2 == 1) { -0.0 } else { x as f32 };
+                    // Every other row of tiles has -0 where the others have +0: their shared
+                    // border vertices weld across the sign.
+                    let x = if x == 0 && (ty / tile) % 2 == 1 { -0.0 } else { x as f32 };
                     positions.push([x, y as f32, z]);
                 }
             }
