@@ -26,14 +26,14 @@ pub(super) struct Built {
 
 /// Welded positions: for every input vertex its welded index, and for every welded index the
 /// last input vertex welded to it (whose position it keeps, as `+0` and `-0` weld together).
-pub(super) struct Weld {
-    pub(super) ids: Vec<u32>,
-    pub(super) last: Vec<u32>,
+struct Weld {
+    ids: Vec<u32>,
+    last: Vec<u32>,
 }
 
 /// Maps every vertex to a welded index: vertices with bit-identical positions (±0 equal) share
 /// one, numbered in order of their first occurrence.
-pub(super) fn weld(positions: &[[f32; 3]]) -> Weld {
+fn weld(positions: &[[f32; 3]]) -> Weld {
     let n = positions.len();
     let key = |v: u32| positions[v as usize].map(|c| (c + 0.0).to_bits());
     // Sorted by position bits (±0 as +0), then index: a total order, so the unstable parallel

@@ -335,23 +335,19 @@ fn covered_colour(level: &Rgba8Level) -> ([f32; 3], f32) {
 
 /// The light-transport proxy of every prototype.
 pub fn proxies(protos: &TreePrototypes, textures: &TreeTextures) -> Vec<Proxy> {
-    // (bark albedo, leaf albedo, leaf coverage) of each species' textures, read once for all its
-    // prototypes.
-    let colours: Vec<([f32; 3], [f32; 3], f32)> = textures
-        .species
-        .par_iter()
-        .map(|t| {
-            let (bark, _) = t.bark.first().map_or(([0.3, 0.25, 0.2], 1.0), covered_colour);
-            let (leaf, coverage) = t.leaf.first().map_or(([0.1, 0.2, 0.05], 0.5), covered_colour);
-            (bark, leaf, coverage)
-        })
-        .collect();
+    // (bark albedo, leaf albedo, leaf coverage) of a species' textures, with stand-ins for a
+    // species without them; read once for all its prototypes.
+    let colours_of = |t: Option<&SpeciesTextures>| {
+        let (bark, _) = t.and_then(|t| t.bark.first()).map_or(([0.3, 0.25, 0.2], 1.0), covered_colour);
+        let (leaf, coverage) = t.and_then(|t| t.leaf.first()).map_or(([0.1, 0.2, 0.05], 0.5), covered_colour);
+        (bark, leaf, coverage)
+    };
+    let colours: Vec<([f32; 3], [f32; 3], f32)> = textures.species.par_iter().map(|t| colours_of(Some(t))).collect();
     protos
         .prototypes
         .par_iter()
         .map(|p| {
-            let (bark_albedo, leaf_albedo, coverage) =
-                colours.get(usize::from(p.species)).copied().unwrap_or(([0.3, 0.25, 0.2], [0.1, 0.2, 0.05], 0.5));
+            let (bark_albedo, leaf_albedo, coverage) = colours.get(usize::from(p.species)).copied().unwrap_or_else(|| colours_of(None));
             let lod2 = p.lods[2];
             let mut out = Proxy::default();
             let bark = &p.bark_indices[..lod2.bark_index_count as usize];
