@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use kiln_formats::sections::{PackInfo, PackKind, TreeCards, TreeImpostors, TreeInstance, TreeInstances, TreeLighting, TreePrototypes, TreeTextures};
 use kiln_formats::{Pack, PackBuilder, Section, SectionKind};
+use rayon::prelude::*;
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
 use super::hit_check;
@@ -339,17 +340,19 @@ impl WorldProduct for TreePlacementProduct {
         let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
         let prototypes = ctx.world::<Prototypes>("tree-prototypes")?;
         let proxies = prototypes.proxies().map_err(fail(ctx.plan(), self.name()))?;
+        // Each tree's occluder is made on any thread; they are joined in placement order.
+        let each: Vec<OccluderMesh> = instances
+            .par_iter()
+            .map(|t| {
+                let Some(proxy) = proxies.get(t.prototype as usize) else {
+                    return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, proxies.len())));
+                };
+                let (positions, indices, albedo) = build::occluder(proxy, t);
+                Ok(OccluderMesh { positions, indices: indices.to_vec(), albedo: albedo.to_vec(), clusters: vec![(indices.len() / 3) as u32] })
+            })
+            .collect::<Result<_, _>>()?;
         let mut all = OccluderMesh::default();
-        for t in instances.iter() {
-            let Some(proxy) = proxies.get(t.prototype as usize) else {
-                return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, proxies.len())));
-            };
-            let (positions, indices, albedo) = build::occluder(proxy, t);
-            if indices.is_empty() {
-                continue;
-            }
-            all.append(OccluderMesh { positions, indices: indices.to_vec(), albedo: albedo.to_vec(), clusters: vec![(indices.len() / 3) as u32] });
-        }
+        each.into_iter().filter(|m| !m.indices.is_empty()).for_each(|m| all.append(m));
         Ok(all)
     }
 }
