@@ -115,7 +115,13 @@ fn main() {
         }
     };
     let out = std::env::temp_dir().join(format!("kiln-memory-profile-{}", std::process::id()));
-    let opts = kiln_bake::pipeline::BakeOptions { out_root: out.join("out"), jobs, cache: Some(out.join("cache")), explain: false };
+    let opts = kiln_bake::pipeline::BakeOptions {
+        out_root: out.join("out"),
+        jobs,
+        cache: Some(out.join("cache")),
+        explain: false,
+        memory: kiln_bake::pipeline::MemoryUse::Least,
+    };
     let steps = Steps { open: Mutex::default(), rows: Mutex::default() };
     if let Err(e) = kiln_bake::pipeline::bake(&world, &opts, &steps) {
         eprintln!("memory profile: {e}");

@@ -346,10 +346,37 @@ pub fn check(file: &Path, estimate: &Estimate, budget: Option<&Budget>) -> Resul
     Ok(())
 }
 
+/// The share of the machine's memory a bake may fill to keep what it makes in memory instead of
+/// reading it back from its cache; the rest is left to other processes (tests, other bakes).
+pub const HOLD_SHARE: f64 = 0.5;
+
+/// Whether a bake whose estimate with everything it makes held in memory is `held` may keep it
+/// all ([`crate::pipeline::MemoryUse::Hold`]): not when the user set a budget (that asks for the
+/// least memory), not when the machine's memory is unknown, and only while `held` stays under
+/// [`HOLD_SHARE`] of the machine's memory.
+pub fn may_hold(held: &Estimate, budget: Option<&Budget>) -> bool {
+    budget.is_some_and(|b| b.source == BudgetSource::Machine && held.peak_bytes as f64 <= HOLD_SHARE * b.bytes as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::world::World;
+
+    #[test]
+    fn a_bake_holds_its_values_only_well_within_the_machine_and_without_a_budget() {
+        let spec = world("worlds/ice_caves.toml").spec;
+        let held = Estimate::of(&spec, 16, false);
+        let machine = |bytes| Some(Budget { bytes, source: BudgetSource::Machine });
+        assert!(may_hold(&held, machine(held.peak_bytes * 2).as_ref()));
+        assert!(!may_hold(&held, machine(held.peak_bytes * 2 - 1).as_ref()));
+        let user = Budget { bytes: u64::MAX, source: BudgetSource::User };
+        assert!(!may_hold(&held, Some(&user)), "a budget asks for the least memory");
+        assert!(!may_hold(&held, None), "unknown memory");
+        // The large world with its values held would take most of a 16 GiB machine.
+        let big = Estimate::of(&world("worlds/big.toml").spec, 2, false);
+        assert!(!may_hold(&big, machine(16 << 30).as_ref()), "{}", big.describe());
+    }
 
     fn world(path: &str) -> World {
         crate::world::load_world(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)).unwrap()

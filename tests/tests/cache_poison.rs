@@ -17,7 +17,13 @@ const SUMMARY: usize = 36;
 
 fn bake_into(out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(&repo_root().join("worlds/tiny.toml")).unwrap();
-    let opts = BakeOptions { out_root: out.to_owned(), jobs: None, cache: cache.map(Path::to_owned), explain: false };
+    let opts = BakeOptions {
+        out_root: out.to_owned(),
+        jobs: None,
+        cache: cache.map(Path::to_owned),
+        explain: false,
+        memory: kiln_bake::pipeline::MemoryUse::Least,
+    };
     bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
 }
 

@@ -96,9 +96,11 @@ enum Command {
         #[arg(long)]
         explain: bool,
         /// Keep the bake's peak memory under SIZE (e.g. 500M, 2G): a world that certainly needs
-        /// more is refused before any work, and a bake whose measured peak passes SIZE is stopped
-        /// with its output untouched. Without it, a world whose estimated peak exceeds the
-        /// machine's total memory is refused. With --local-shards N, each shard keeps to SIZE / N.
+        /// more is refused before any work, the bake lets go of what its cache can give back and
+        /// reads it back when asked, and a bake whose measured peak passes SIZE is stopped with its
+        /// output untouched. Without it, a world whose estimated peak exceeds the machine's total
+        /// memory is refused, and a bake keeps what it makes in memory while its estimate stays under
+        /// half the machine's memory. With --local-shards N, each shard keeps to SIZE / N.
         #[arg(long, value_parser = parse_size)]
         memory_budget: Option<u64>,
         /// Compute shard K of N (from 0) of the bake into the cache and write no output; then
@@ -296,7 +298,14 @@ where
     let result = match args.command {
         Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget, shard, shards, assemble, local_shards, status } => (|| {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
-            let opts = crate::pipeline::BakeOptions { out_root: out, jobs: jobs.map(usize::from), cache, explain };
+            // What the bake keeps in memory is chosen in `run_bake`, from its estimate.
+            let opts = crate::pipeline::BakeOptions {
+                out_root: out,
+                jobs: jobs.map(usize::from),
+                cache,
+                explain,
+                memory: crate::pipeline::MemoryUse::Least,
+            };
             if status {
                 return shards::print_status(&world, &opts);
             }
@@ -402,8 +411,18 @@ fn run_bake(
     memory_budget: Option<u64>,
 ) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
-    let estimate = crate::budget::Estimate::of(&world.spec, crate::pipeline::worker_threads(opts.jobs)?, opts.cache.is_some());
+    let threads = crate::pipeline::worker_threads(opts.jobs)?;
     let budget = crate::budget::Budget::resolve(memory_budget);
+    // A whole bake keeps what it makes in memory where that fits well within the machine: reading
+    // it back from the cache costs time on few threads. A budget, or a shard (many may share a
+    // machine), asks for the least memory.
+    let held = crate::budget::Estimate::of(&world.spec, threads, false);
+    let hold = opts.cache.is_some() && role == crate::pipeline::BakeRole::Whole && crate::budget::may_hold(&held, budget.as_ref());
+    let (memory, estimate) = match hold {
+        true => (crate::pipeline::MemoryUse::Hold, held),
+        false => (crate::pipeline::MemoryUse::Least, crate::budget::Estimate::of(&world.spec, threads, opts.cache.is_some())),
+    };
+    let opts = &crate::pipeline::BakeOptions { memory, ..opts.clone() };
     crate::budget::check(world_path, &estimate, budget.as_ref())?;
     let stopwatch = crate::Stopwatch::start();
     let shown: &dyn crate::pipeline::progress::Progress = if quiet { &crate::pipeline::progress::NoProgress } else { &progress::Bars };
@@ -432,7 +451,12 @@ fn run_bake(
         crate::pipeline::BakeRole::Shard { index, count } => eprintln!("baked shard {index}/{count} of {} into the cache", world.spec.name),
         _ => eprintln!("baked {} into {}", world.spec.name, report.out_dir.display()),
     }
-    eprintln!("  {:<13} {}", "estimate", estimate.describe());
+    let held = if memory == crate::pipeline::MemoryUse::Hold {
+        "; what it makes is held in memory, not read back (--memory-budget lets go of it)"
+    } else {
+        ""
+    };
+    eprintln!("  {:<13} {}{held}", "estimate", estimate.describe());
     for s in &report.stages {
         eprintln!("  {s}");
     }

@@ -25,8 +25,8 @@ use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs};
-use super::BakeError;
 use super::{writer_version, StageTiming, PACK_VERSION};
+use super::{BakeError, MemoryUse};
 use crate::lighting::WaterMedium;
 use crate::world::World;
 
@@ -77,6 +77,8 @@ pub struct Engine<'a> {
     role: BakeRole,
     /// Only reads the cache: a stored world product that misses is an error, not computed.
     read_only: bool,
+    /// Keeps what the cache could give back (see [`MemoryUse::Hold`]).
+    hold: bool,
     world_keys: Vec<OnceLock<StageInputs>>,
     /// Resolved world values; a stored one may be released ([`Engine::release_stored_values`])
     /// and is then read from the cache again when next asked for.
@@ -170,6 +172,7 @@ impl<'a> Engine<'a> {
             progress,
             role: BakeRole::Whole,
             read_only: false,
+            hold: false,
             world_keys: (0..n).map(|_| OnceLock::new()).collect(),
             world_values: (0..n).map(|_| Mutex::new(None)).collect(),
             computed: (0..n).map(|_| AtomicU32::new(0)).collect(),
@@ -182,6 +185,11 @@ impl<'a> Engine<'a> {
     /// This engine doing `role`'s share of the bake (see `role.rs`).
     pub fn with_role(self, role: BakeRole) -> Self {
         Engine { role, ..self }
+    }
+
+    /// This engine keeping or letting go of what the cache can give back.
+    pub fn with_memory(self, memory: MemoryUse) -> Self {
+        Engine { hold: memory == MemoryUse::Hold, ..self }
     }
 
     /// This engine reading the cache only (see [`Engine::status`]).

@@ -9,12 +9,18 @@ use crate::pipeline::product::TileProduct;
 use crate::pipeline::BakeError;
 
 impl Engine<'_> {
+    /// Whether this bake lets go of what its cache can give back ([`crate::pipeline::MemoryUse::Least`]
+    /// with a store).
+    fn lets_go(&self) -> bool {
+        self.cache.has_store() && !self.hold
+    }
+
     /// Releases every world value and tile output the cache can give back (stored products'
     /// values and every tile output, when the bake has a store), for a computation that has read
     /// all it needs and is about to need much memory of its own (light transport); what is asked
     /// for later is read from the cache again.
     pub fn release_stored_values(&self) {
-        if !self.cache.has_store() {
+        if !self.lets_go() {
             return;
         }
         for (i, e) in self.registry.entries().iter().enumerate() {
@@ -42,7 +48,7 @@ impl Engine<'_> {
         }
         for (j, e) in entries.iter().enumerate() {
             let Entry::World(p) = e else { continue };
-            let shared_pack_kept = p.writes_shared_pack(self) && !(p.stored() && self.cache.has_store());
+            let shared_pack_kept = p.writes_shared_pack(self) && !(p.stored() && self.lets_go());
             if !needed[j] && !shared_pack_kept {
                 self.world_values[j].lock().expect("world values").take();
             }
@@ -54,7 +60,7 @@ impl Engine<'_> {
     /// product needs that is not made yet (the grass ground map reads the level-0 tiles' light).
     /// The packs read them back a few tiles at a time ([`Engine::packs_into`]).
     pub(super) fn release_tile_outputs_unread_after(&self, i: usize) {
-        if !self.cache.has_store() {
+        if !self.lets_go() {
             return;
         }
         let entries = self.registry.entries();
@@ -84,7 +90,7 @@ impl Engine<'_> {
     /// Releases, when the bake has a store, every tile product's output for `tiles` (their packs
     /// are made).
     pub(super) fn release_tile_outputs(&self, tiles: &[usize]) {
-        if !self.cache.has_store() {
+        if !self.lets_go() {
             return;
         }
         for (j, e) in self.registry.entries().iter().enumerate() {

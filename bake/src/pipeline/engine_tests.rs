@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{Engine, Plan};
 use crate::pipeline::progress::NoProgress;
-use crate::pipeline::{BakeRole, Registry, StageCache};
+use crate::pipeline::{BakeRole, MemoryUse, Registry, StageCache};
 
 /// A world with every kind of world product: trees that occlude light, grass and water.
 const WORLD: &str = r#"
@@ -46,13 +46,13 @@ fn released_values_are_read_back_never_computed_twice() {
     let plan = Plan::new(&world);
     let registry = Registry::standard();
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
-    let dir = std::env::temp_dir().join(format!("kiln-engine-release-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = |memory: MemoryUse| std::env::temp_dir().join(format!("kiln-engine-release-{memory:?}-{}", std::process::id()));
     let mut packs = Vec::new();
-    for store in [None, Some(kiln_cache::store::Store::open(&dir).expect("a store"))] {
-        let with_store = store.is_some();
+    for (with_store, memory) in [(false, MemoryUse::Least), (true, MemoryUse::Least), (true, MemoryUse::Hold)] {
+        let _ = std::fs::remove_dir_all(dir(memory));
+        let store = with_store.then(|| kiln_cache::store::Store::open(&dir(memory)).expect("a store"));
         let cache = StageCache::new(store, "released", false);
-        let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
+        let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_memory(memory);
         let tiles = engine.packs(&all).expect("bakes");
         let mut shared = Vec::new();
         engine
@@ -62,24 +62,33 @@ fn released_values_are_read_back_never_computed_twice() {
             })
             .expect("shared packs");
         assert_eq!(shared, ["tree-prototypes", "grass-patches", "water-waves"], "trees, grass and water each write a shared pack");
+        let how = format!("store: {with_store}, {memory:?}");
         for (name, times) in engine.computed_counts() {
-            assert!(times <= 1, "{name} was computed {times} times (store: {with_store})");
+            assert!(times <= 1, "{name} was computed {times} times ({how})");
         }
         let released = (0..registry.entries().len()).filter(|&i| engine.value(i).is_none()).count();
-        assert!(released > 0, "the bake released values (store: {with_store})");
+        assert!(released > 0, "the bake released values nothing later reads ({how})");
         // Tile outputs released before light transport and by the packs are read back, never baked
         // again, and reading them back is not counted as a cache hit.
         let tallies = cache.tallies();
         let geometry = tallies.get("geometry").copied().unwrap_or_default();
-        assert_eq!((geometry.cached, geometry.computed), (0, plan.tiles.len()), "geometry baked once per tile (store: {with_store})");
-        if with_store {
-            let g = registry.index("geometry").expect("geometry is registered");
-            assert!((0..plan.tiles.len()).all(|t| engine.output_of(g, t).is_none()), "tile outputs are let go once their packs are made");
+        assert_eq!((geometry.cached, geometry.computed), (0, plan.tiles.len()), "geometry baked once per tile ({how})");
+        let g = registry.index("geometry").expect("geometry is registered");
+        let outputs_held = (0..plan.tiles.len()).filter(|&t| engine.output_of(g, t).is_some()).count();
+        match (with_store, memory) {
+            (true, MemoryUse::Least) => {
+                assert_eq!(outputs_held, 0, "tile outputs are let go once their packs are made");
+                assert!(cache.read_backs() > 0, "what was let go is read back");
+            }
+            _ => {
+                assert_eq!(outputs_held, plan.tiles.len(), "tile outputs are held ({how})");
+                assert_eq!(cache.read_backs(), 0, "nothing is read back ({how})");
+            }
         }
         packs.push((tiles.into_iter().map(|t| t.pack).collect::<Vec<_>>(), shared));
+        let _ = std::fs::remove_dir_all(dir(memory));
     }
-    assert!(packs[0] == packs[1], "the packs do not depend on what was released and read back");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(packs[0] == packs[1] && packs[1] == packs[2], "the packs do not depend on what was released and read back");
 }
 
 /// A shard reads the light of every level-0 tile for the grass ground map and bakes the ones no

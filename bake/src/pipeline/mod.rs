@@ -66,6 +66,22 @@ pub struct BakeOptions {
     pub cache: Option<PathBuf>,
     /// Record and report why each recomputed item missed the cache.
     pub explain: bool,
+    /// What a bake with a cache keeps in memory between its steps.
+    pub memory: MemoryUse,
+}
+
+/// What a bake with a stage cache keeps in memory from one step to the next. The output is the
+/// same bytes either way (ARCHITECTURE.md, "Memory").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemoryUse {
+    /// Let go of what the cache can give back (stored world values, tile outputs) before the steps
+    /// that need much memory of their own, and read it back when it is asked for again: the least
+    /// memory, for the read-backs' time (which runs on few threads).
+    #[default]
+    Least,
+    /// Keep what the bake made until nothing later reads it, as a bake without a cache does; the
+    /// cache is still written.
+    Hold,
 }
 
 /// Wall time and work of one stage.
@@ -180,7 +196,7 @@ fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn 
     let cache = open_cache(world, opts)?;
     let plan = Plan::new(world);
     let registry = Registry::standard();
-    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role);
+    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role).with_memory(opts.memory);
     let own: Vec<usize> = (0..plan.tiles.len()).filter(|&t| role.owns(t)).collect();
     // A shard's packs go to the cache only.
     let tiles = engine.packs_into(&own, &|_| Ok(()))?;
@@ -209,7 +225,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
     let staging = Staging::new(&opts.out_root, &spec.name)?;
     let plan = Plan::new(world);
     let registry = Registry::standard();
-    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role);
+    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role).with_memory(opts.memory);
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
     // Each pack goes to the output as soon as it is made (compared with the previous bake's).
     let output = OutputFiles::new(staging);

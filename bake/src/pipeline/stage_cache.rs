@@ -85,6 +85,8 @@ pub struct StageCache {
     /// Keys this bake has computed or already counted a hit of: finding one again is reading back
     /// what the bake let go of (see `Engine::release_stored_values`), not a hit.
     seen: Mutex<std::collections::HashSet<Key>>,
+    /// How many lookups found an entry this bake had already computed or counted.
+    read_backs: std::sync::atomic::AtomicUsize,
     notes: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
 }
@@ -98,6 +100,7 @@ impl StageCache {
             explain,
             tallies: Mutex::default(),
             seen: Mutex::default(),
+            read_backs: Default::default(),
             notes: Mutex::default(),
             warnings: Mutex::default(),
         }
@@ -133,6 +136,8 @@ impl StageCache {
                 Ok(v) => {
                     if self.seen.lock().expect("seen keys").insert(inputs.key()) {
                         self.tally(inputs.stage, true);
+                    } else {
+                        self.read_backs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     Some(v)
                 }
@@ -151,6 +156,12 @@ impl StageCache {
                 None
             }
         }
+    }
+
+    /// How many items this bake read back from the cache after computing them or reading them
+    /// once (what it let go of to save memory).
+    pub fn read_backs(&self) -> usize {
+        self.read_backs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Reports a hit that turned out not to be a well-formed artifact of its stage: the caller
