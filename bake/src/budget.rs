@@ -351,11 +351,12 @@ pub fn check(file: &Path, estimate: &Estimate, budget: Option<&Budget>) -> Resul
 pub const HOLD_SHARE: f64 = 0.5;
 
 /// Whether a bake whose estimate with everything it makes held in memory is `held` may keep it
-/// all ([`crate::pipeline::MemoryUse::Hold`]): not when the user set a budget (that asks for the
-/// least memory), not when the machine's memory is unknown, and only while `held` stays under
-/// [`HOLD_SHARE`] of the machine's memory.
-pub fn may_hold(held: &Estimate, budget: Option<&Budget>) -> bool {
-    budget.is_some_and(|b| b.source == BudgetSource::Machine && held.peak_bytes as f64 <= HOLD_SHARE * b.bytes as f64)
+/// all ([`crate::pipeline::MemoryUse::Hold`]), with `processes` such bakes on the machine (local
+/// shards): not when the user set a budget (that asks for the least memory), not when the
+/// machine's memory is unknown, and only while they all stay under [`HOLD_SHARE`] of it.
+pub fn may_hold(held: &Estimate, budget: Option<&Budget>, processes: u32) -> bool {
+    let all = held.peak_bytes as f64 * f64::from(processes.max(1));
+    budget.is_some_and(|b| b.source == BudgetSource::Machine && all <= HOLD_SHARE * b.bytes as f64)
 }
 
 #[cfg(test)]
@@ -368,14 +369,16 @@ mod tests {
         let spec = world("worlds/ice_caves.toml").spec;
         let held = Estimate::of(&spec, 16, false);
         let machine = |bytes| Some(Budget { bytes, source: BudgetSource::Machine });
-        assert!(may_hold(&held, machine(held.peak_bytes * 2).as_ref()));
-        assert!(!may_hold(&held, machine(held.peak_bytes * 2 - 1).as_ref()));
+        assert!(may_hold(&held, machine(held.peak_bytes * 2).as_ref(), 1));
+        assert!(!may_hold(&held, machine(held.peak_bytes * 2 - 1).as_ref(), 1));
+        assert!(may_hold(&held, machine(held.peak_bytes * 16).as_ref(), 8), "eight local shards fit");
+        assert!(!may_hold(&held, machine(held.peak_bytes * 16).as_ref(), 9), "nine do not");
         let user = Budget { bytes: u64::MAX, source: BudgetSource::User };
-        assert!(!may_hold(&held, Some(&user)), "a budget asks for the least memory");
-        assert!(!may_hold(&held, None), "unknown memory");
+        assert!(!may_hold(&held, Some(&user), 1), "a budget asks for the least memory");
+        assert!(!may_hold(&held, None, 1), "unknown memory");
         // The large world with its values held would take most of a 16 GiB machine.
         let big = Estimate::of(&world("worlds/big.toml").spec, 2, false);
-        assert!(!may_hold(&big, machine(16 << 30).as_ref()), "{}", big.describe());
+        assert!(!may_hold(&big, machine(16 << 30).as_ref(), 1), "{}", big.describe());
     }
 
     fn world(path: &str) -> World {

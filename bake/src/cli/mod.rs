@@ -99,8 +99,9 @@ enum Command {
         /// more is refused before any work, the bake lets go of what its cache can give back and
         /// reads it back when asked, and a bake whose measured peak passes SIZE is stopped with its
         /// output untouched. Without it, a world whose estimated peak exceeds the machine's total
-        /// memory is refused, and a bake keeps what it makes in memory while its estimate stays under
-        /// half the machine's memory. With --local-shards N, each shard keeps to SIZE / N.
+        /// memory is refused, and a bake keeps what it makes in memory while its estimate (N times
+        /// over for N local shards) stays under half the machine's memory. With --local-shards N,
+        /// each shard keeps to SIZE / N.
         #[arg(long, value_parser = parse_size)]
         memory_budget: Option<u64>,
         /// Compute shard K of N (from 0) of the bake into the cache and write no output; then
@@ -123,6 +124,10 @@ enum Command {
         /// nothing: the progress of a sharded bake.
         #[arg(long, conflicts_with_all = ["shard", "shards", "assemble", "local_shards", "no_cache"])]
         status: bool,
+        /// How many bake processes share this machine's memory (`--local-shards` gives its shards
+        /// its N): a bake keeps what it makes in memory only while that many such bakes fit.
+        #[arg(long, hide = true, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        machine_share: u32,
     },
     /// Inspect or trim the stage cache.
     Cache {
@@ -296,7 +301,22 @@ where
         }
     };
     let result = match args.command {
-        Command::Bake { world, out, jobs, quiet, cache, no_cache, explain, memory_budget, shard, shards, assemble, local_shards, status } => (|| {
+        Command::Bake {
+            world,
+            out,
+            jobs,
+            quiet,
+            cache,
+            no_cache,
+            explain,
+            memory_budget,
+            shard,
+            shards,
+            assemble,
+            local_shards,
+            status,
+            machine_share,
+        } => (|| {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
             // What the bake keeps in memory is chosen in `run_bake`, from its estimate.
             let opts = crate::pipeline::BakeOptions {
@@ -314,11 +334,10 @@ where
                 let per_shard = (threads / n as usize).max(1);
                 // The budget is the machine's: each of the n processes keeps to its share.
                 shards::run_local(&world, dir, n, per_shard, memory_budget.map(|b| b / u64::from(n)), quiet)?;
-                return run_bake(&world, &opts, crate::pipeline::BakeRole::Assemble, quiet, memory_budget);
+                return run_bake(&world, &opts, crate::pipeline::BakeRole::Assemble, quiet, memory_budget, 1);
             }
-            run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget)
-        })(
-        )
+            run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget, machine_share)
+        })()
         .map(|()| 0),
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
         Command::Inspect { path, json } => inspect::run(&path, json),
@@ -409,15 +428,17 @@ fn run_bake(
     role: crate::pipeline::BakeRole,
     quiet: bool,
     memory_budget: Option<u64>,
+    machine_share: u32,
 ) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
     let threads = crate::pipeline::worker_threads(opts.jobs)?;
     let budget = crate::budget::Budget::resolve(memory_budget);
-    // A whole bake keeps what it makes in memory where that fits well within the machine: reading
-    // it back from the cache costs time on few threads. A budget, or a shard (many may share a
-    // machine), asks for the least memory.
+    // A bake or a shard keeps what it makes in memory where that fits well within the machine:
+    // reading it back from the cache costs time on few threads. A budget asks for the least memory;
+    // an assembly computes nothing to hold.
     let held = crate::budget::Estimate::of(&world.spec, threads, false);
-    let hold = opts.cache.is_some() && role == crate::pipeline::BakeRole::Whole && crate::budget::may_hold(&held, budget.as_ref());
+    let computes = matches!(role, crate::pipeline::BakeRole::Whole | crate::pipeline::BakeRole::Shard { .. });
+    let hold = opts.cache.is_some() && computes && crate::budget::may_hold(&held, budget.as_ref(), machine_share);
     let (memory, estimate) = match hold {
         true => (crate::pipeline::MemoryUse::Hold, held),
         false => (crate::pipeline::MemoryUse::Least, crate::budget::Estimate::of(&world.spec, threads, opts.cache.is_some())),

@@ -48,7 +48,7 @@ pub fn run_local(world: &Path, cache: &Path, count: u32, jobs: usize, memory_bud
     let start = |k: u32, attempt: u32| {
         let mut cmd = Command::new(&exe);
         cmd.arg("bake").arg(world).arg("--shard").arg(format!("{k}/{count}")).arg("--cache").arg(cache);
-        cmd.arg("--jobs").arg(jobs.to_string()).arg("--quiet");
+        cmd.arg("--jobs").arg(jobs.to_string()).arg("--quiet").arg("--machine-share").arg(count.to_string());
         if let Some(bytes) = memory_budget {
             cmd.arg("--memory-budget").arg(bytes.to_string());
         }

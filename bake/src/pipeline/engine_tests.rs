@@ -94,34 +94,45 @@ fn released_values_are_read_back_never_computed_twice() {
 /// A shard reads the light of every level-0 tile for the grass ground map and bakes the ones no
 /// other shard has stored: light transport must still be held then (it cannot be read back), and
 /// what transport released must be held again for the grass tiles. One shard after the other, each
-/// computes what it needs at most once, and an assembly gives the packs of one process.
+/// computes what it needs at most once, and an assembly gives the packs of one process, whether the
+/// shards let go of what the cache holds or keep it.
 #[test]
 fn shards_hold_what_their_tiles_read() {
     let world = world();
     let plan = Plan::new(&world);
     let registry = Registry::standard();
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
-    let dir = std::env::temp_dir().join(format!("kiln-engine-shards-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let cache = || StageCache::new(Some(kiln_cache::store::Store::open(&dir).expect("a store")), "released", false);
-    for index in 0..3 {
-        let cache = cache();
-        let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 });
-        let own: Vec<usize> = all.iter().copied().filter(|&t| engine.role().owns(t)).collect();
-        engine.packs(&own).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
-        engine.shared_packs_into(&mut |_, _| Ok(())).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
-        for (name, times) in engine.computed_counts() {
-            assert!(times <= 1, "shard {index}/3 computed {name} {times} times");
-        }
-    }
-    let cache = cache();
-    let assembly = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Assemble);
-    let sharded: Vec<Vec<u8>> = assembly.packs(&all).expect("the shards left a complete cache").into_iter().map(|t| t.pack).collect();
     let whole_cache = StageCache::new(None, "released", false);
     let whole = Engine::new(&plan, &registry, &whole_cache, &NoProgress);
     let one: Vec<Vec<u8>> = whole.packs(&all).expect("bakes").into_iter().map(|t| t.pack).collect();
-    assert!(sharded == one, "three shards give the packs of one process");
-    let _ = std::fs::remove_dir_all(&dir);
+    let mut read_backs = Vec::new();
+    for memory in [MemoryUse::Least, MemoryUse::Hold] {
+        let dir = std::env::temp_dir().join(format!("kiln-engine-shards-{memory:?}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = || StageCache::new(Some(kiln_cache::store::Store::open(&dir).expect("a store")), "released", false);
+        for index in 0..3 {
+            let cache = cache();
+            let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 }).with_memory(memory);
+            let own: Vec<usize> = all.iter().copied().filter(|&t| engine.role().owns(t)).collect();
+            engine.packs(&own).unwrap_or_else(|e| panic!("shard {index}/3 ({memory:?}): {e}"));
+            engine.shared_packs_into(&mut |_, _| Ok(())).unwrap_or_else(|e| panic!("shard {index}/3 ({memory:?}): {e}"));
+            for (name, times) in engine.computed_counts() {
+                assert!(times <= 1, "shard {index}/3 ({memory:?}) computed {name} {times} times");
+            }
+            read_backs.push((memory, index, cache.read_backs()));
+        }
+        let cache = cache();
+        let assembly = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Assemble);
+        let sharded: Vec<Vec<u8>> = assembly.packs(&all).expect("the shards left a complete cache").into_iter().map(|t| t.pack).collect();
+        assert!(sharded == one, "three shards ({memory:?}) give the packs of one process");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    // Every shard reads its own share of shared items back with the others' ones; one that keeps
+    // what it made reads nothing else back.
+    let (least, hold) = read_backs.split_at(3);
+    for ((_, index, l), (_, _, h)) in least.iter().zip(hold) {
+        assert!(h < l, "shard {index}/3 read back {h} items holding them, {l} letting go");
+    }
 }
 
 #[test]
