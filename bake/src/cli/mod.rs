@@ -472,12 +472,12 @@ fn run_bake(
         crate::pipeline::BakeRole::Shard { index, count } => eprintln!("baked shard {index}/{count} of {} into the cache", world.spec.name),
         _ => eprintln!("baked {} into {}", world.spec.name, report.out_dir.display()),
     }
-    let held = if memory == crate::pipeline::MemoryUse::Hold {
+    let memory_note = if memory == crate::pipeline::MemoryUse::Hold {
         "; what it makes is held in memory, not read back (--memory-budget lets go of it)"
     } else {
         ""
     };
-    eprintln!("  {:<13} {}{held}", "estimate", estimate.describe());
+    eprintln!("  {:<13} {}{memory_note}", "estimate", estimate.describe());
     for s in &report.stages {
         eprintln!("  {s}");
     }
