@@ -87,21 +87,21 @@ fn bake_world(
     let bounds = (desc.min, desc.max);
     let mut clusters = Vec::with_capacity(level0.len());
     let mut first_vertex = HashMap::with_capacity(level0.len());
-    let ids: Vec<TileId> = level0.iter().map(|(id, _)| *id).collect();
     // The joined mesh lives only while the scene is prepared from it.
     let scene = {
         // Decoded on every thread (a tile at a time was a one-thread step of the stage), joined in
         // tile order.
-        let decoded: Vec<TerrainMesh> = level0
+        let decoded: Vec<(TileId, TerrainMesh)> = level0
             .into_par_iter()
-            .map(|(id, geometry)| {
-                TerrainMesh::decode(geometry.section(TerrainMesh::KIND).unwrap_or_default()).map_err(|source| LightingStageError::Tile { id, source })
+            .map(|(id, geometry)| match TerrainMesh::decode(geometry.section(TerrainMesh::KIND).unwrap_or_default()) {
+                Ok(mesh) => Ok((id, mesh)),
+                Err(source) => Err(LightingStageError::Tile { id, source }),
             })
             .collect::<Result<_, _>>()?;
-        let vertex_count = decoded.iter().map(|m| m.positions.len()).sum();
-        let index_count = decoded.iter().map(|m| m.main_index_count).sum();
+        let vertex_count = decoded.iter().map(|(_, m)| m.positions.len()).sum();
+        let index_count = decoded.iter().map(|(_, m)| m.main_index_count).sum();
         let (mut positions, mut indices) = (Vec::with_capacity(vertex_count), Vec::with_capacity(index_count));
-        for (mesh, id) in decoded.into_iter().zip(ids) {
+        for (id, mesh) in decoded {
             let base = positions.len() as u32;
             first_vertex.insert(id, base);
             indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));

@@ -214,11 +214,16 @@ pub struct OccluderMesh {
 impl OccluderMesh {
     /// Appends `other` after this mesh's triangles.
     pub fn append(&mut self, other: OccluderMesh) {
+        self.append_parts(other.positions, &other.indices, &other.albedo, &other.clusters);
+    }
+
+    /// Appends a mesh given by its parts (`indices` into `positions`), read where they are.
+    pub fn append_parts(&mut self, positions: Vec<[f32; 3]>, indices: &[u32], albedo: &[[f32; 3]], clusters: &[u32]) {
         let base = self.positions.len() as u32;
-        self.indices.extend(other.indices.iter().map(|&i| i + base));
-        self.positions.extend(other.positions);
-        self.albedo.extend(other.albedo);
-        self.clusters.extend(other.clusters);
+        self.indices.extend(indices.iter().map(|&i| i + base));
+        self.positions.extend(positions);
+        self.albedo.extend_from_slice(albedo);
+        self.clusters.extend_from_slice(clusters);
     }
 }
 

@@ -340,19 +340,19 @@ impl WorldProduct for TreePlacementProduct {
         let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
         let prototypes = ctx.world::<Prototypes>("tree-prototypes")?;
         let proxies = prototypes.proxies().map_err(fail(ctx.plan(), self.name()))?;
-        // Each tree's occluder is made on any thread; they are joined in placement order.
-        let each: Vec<OccluderMesh> = instances
+        // Each tree's occluder is placed on any thread; they are joined in placement order, its
+        // triangles and albedo read from its prototype's proxy.
+        let each: Vec<_> = instances
             .par_iter()
-            .map(|t| {
-                let Some(proxy) = proxies.get(t.prototype as usize) else {
-                    return Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, proxies.len())));
-                };
-                let (positions, indices, albedo) = build::occluder(proxy, t);
-                Ok(OccluderMesh { positions, indices: indices.to_vec(), albedo: albedo.to_vec(), clusters: vec![(indices.len() / 3) as u32] })
+            .map(|t| match proxies.get(t.prototype as usize) {
+                Some(proxy) => Ok(build::occluder(proxy, t)),
+                None => Err(ctx.plan().internal(format_args!("tree prototype {} of {}", t.prototype, proxies.len()))),
             })
             .collect::<Result<_, _>>()?;
         let mut all = OccluderMesh::default();
-        each.into_iter().filter(|m| !m.indices.is_empty()).for_each(|m| all.append(m));
+        for (positions, indices, albedo) in each.into_iter().filter(|(_, indices, _)| !indices.is_empty()) {
+            all.append_parts(positions, indices, albedo, &[(indices.len() / 3) as u32]);
+        }
         Ok(all)
     }
 }
