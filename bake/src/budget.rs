@@ -8,8 +8,10 @@
 //! a fixed part per process and per worker thread, what outlives every step (the water's flood
 //! fill), and the largest step: the density (bytes per sample), light transport and the packs (bytes
 //! per expected triangle, the meshes of every LOD level, and per tree occluder triangle), the tree
-//! prototypes (their atlases), the wave frames or the grass map. Without a cache the density volume
-//! and the trees pack are held throughout. Triangles are expected per XY column in proportion to
+//! prototypes (their atlases), the wave frames or the grass map. A bake that holds what it makes
+//! (without a cache, or `MemoryUse::Hold`) keeps the density volume and the trees pack throughout,
+//! and bakes the prototypes beside the density and the waves and grass patches beside light
+//! transport, so those steps' peaks add up. Triangles are expected per XY column in proportion to
 //! the height of the band where the noise can make surfaces (below the open top of the world).
 
 use std::path::Path;
@@ -105,18 +107,26 @@ impl Estimate {
         let triangles = columns * (COLUMN_TRIANGLES + COLUMN_TRIANGLES_PER_VOXEL * active_z);
         let threads = threads.max(1);
         let trees = trees(spec);
-        let (grass_bytes, grass_seconds) = grass(spec);
-        // The wave frames are baked from nothing the other steps hold: a step of its own. The
-        // flood fill's mask and grids live from the first water tile to the end.
+        let grass = grass(spec);
+        // The flood fill's mask and grids live from the first water tile to the end.
         let (water_bytes, wave_bytes, water_seconds) = water(spec);
-        let steps =
-            (SAMPLE_BYTES * samples).max(TRIANGLE_BYTES * triangles + trees.occluder_bytes).max(trees.growing_bytes).max(grass_bytes).max(wave_bytes);
+        let (density_bytes, transport_bytes) = (SAMPLE_BYTES * samples, TRIANGLE_BYTES * triangles + trees.occluder_bytes);
+        let steps = match cached {
+            // The wave frames, the grass patches and the tree prototypes are made from nothing the
+            // other steps hold: steps of their own.
+            true => density_bytes.max(transport_bytes).max(trees.growing_bytes).max(grass.map_bytes + grass.patch_bytes).max(wave_bytes),
+            // They are baked alongside the others: the prototypes beside the density and the tiles
+            // (light transport waits for them), the patches and the waves beside transport.
+            false => (density_bytes + trees.growing_bytes)
+                .max(transport_bytes + grass.patch_bytes.max(wave_bytes))
+                .max(grass.map_bytes + grass.patch_bytes),
+        };
         let held = if cached { 0.0 } else { HELD_SAMPLE_BYTES * samples + trees.held_bytes };
         let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + water_bytes + held + steps;
         let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
         let light_paths = f64::from(spec.lighting.paths_per_area) * area;
         let core_seconds =
-            light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + trees.seconds + grass_seconds + water_seconds;
+            light_paths * PATH_SECONDS + triangles * TRIANGLE_SECONDS + samples * SAMPLE_SECONDS + trees.seconds + grass.seconds + water_seconds;
         Estimate {
             peak_bytes: (bytes * MARGIN) as u64,
             floor_bytes: ((DENSITY_SAMPLE_BYTES * samples) as u64).max(spec.water.as_ref().map_or(0, |w| w.wave_bytes())),
@@ -184,16 +194,27 @@ fn trees(spec: &WorldSpec) -> TreesCost {
     }
 }
 
-/// Memory and core-seconds of a world's grass: the world-wide ground map (a sample every half voxel)
-/// and the unique patches with their levels.
-fn grass(spec: &WorldSpec) -> (f64, f64) {
-    let Some(g) = spec.grass.as_ref() else { return (0.0, 0.0) };
+/// What a world's grass costs (see [`grass`]).
+#[derive(Default)]
+struct GrassCost {
+    /// The world-wide ground map.
+    map_bytes: f64,
+    /// The unique patches with their levels.
+    patch_bytes: f64,
+    /// Core-seconds of the ground map.
+    seconds: f64,
+}
+
+/// What a world's grass costs: the world-wide ground map (a sample every half voxel) and the
+/// unique patches with their levels.
+fn grass(spec: &WorldSpec) -> GrassCost {
+    let Some(g) = spec.grass.as_ref() else { return GrassCost::default() };
     let [nx, ny, _] = spec.volume.size.map(f64::from);
     let map = (2.0 * nx + 1.0) * (2.0 * ny + 1.0);
     let tile = f64::from(spec.volume.tile_size) * spec.volume.voxel_size;
     let side = g.patch_side(tile);
     let blades = f64::from(g.patches) * g.patch_density() * side * side;
-    (map * GRASS_SAMPLE_BYTES + blades * GRASS_BLADE_BYTES, map * GRASS_SAMPLE_SECONDS)
+    GrassCost { map_bytes: map * GRASS_SAMPLE_BYTES, patch_bytes: blades * GRASS_BLADE_BYTES, seconds: map * GRASS_SAMPLE_SECONDS }
 }
 
 /// Memory of a world's water: the flood fill's mask (one byte per sample up to the level) and the
@@ -387,9 +408,11 @@ mod tests {
 
     #[test]
     fn estimates_bound_the_measured_peaks_with_modest_margin() {
-        // Resident peaks measured with 2 threads, with and without a stage cache (BENCHMARKS.md,
-        // "Pre-bake estimate"); the ice_caves variants differ from the default world only in
-        // `volume.size` and having no trees.
+        // Resident peaks measured with 2 threads, with a stage cache and with everything held
+        // (`--no-cache`; BENCHMARKS.md, "Pre-bake estimate"); the ice_caves variants differ from
+        // the default world only in `volume.size` and having no trees. A bake that holds what it
+        // makes bakes the wave frames and grass patches beside light transport, and whether their
+        // peaks meet depends on timing: its estimate counts them together, hence the wider bound.
         let caves = world("worlds/ice_caves.toml").spec;
         let mut bare = caves.clone();
         bare.trees = None;
@@ -404,29 +427,30 @@ mod tests {
         let measured = [
             (&tiny, true, 47.0),
             (&c256, true, 321.0),
-            (&c256, false, 351.0),
+            (&c256, false, 344.0),
             (&bare, true, 447.0),
-            (&bare, false, 552.0),
+            (&bare, false, 696.0),
             (&caves, true, 502.0),
-            (&caves, false, 714.0),
+            (&caves, false, 933.0),
             (&forest, true, 361.0),
-            (&forest, false, 391.0),
+            (&forest, false, 389.0),
             (&coast, true, 308.0),
-            (&coast, false, 320.0),
+            (&coast, false, 317.0),
             (&c1024, true, 1692.0),
             // worlds/big.toml in one process, before the compact build tree and the packs made a
             // few tiles at a time (which only lowered it).
             (&big, true, 7558.0),
         ];
-        let ratios: Vec<(String, f64)> = measured
+        let ratios: Vec<(String, bool, f64)> = measured
             .iter()
             .map(|&(spec, cached, mib)| {
                 let label = format!("{} {} (cached: {cached})", spec.name, spec.volume.size[0]);
-                (label, Estimate::of(spec, 2, cached).peak_bytes as f64 / MIB as f64 / mib)
+                (label, cached, Estimate::of(spec, 2, cached).peak_bytes as f64 / MIB as f64 / mib)
             })
             .collect();
-        for (label, ratio) in &ratios {
-            assert!((1.0..=1.5).contains(ratio), "{label}: {ratio:.2}; all: {ratios:?}");
+        for (label, cached, ratio) in &ratios {
+            let most = if *cached { 1.5 } else { 1.6 };
+            assert!((1.0..=most).contains(ratio), "{label}: {ratio:.2}; all: {ratios:?}");
         }
     }
 

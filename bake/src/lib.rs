@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod rays;
 pub mod rng;
 pub mod scatter;
+mod threads;
 pub mod trees;
 pub mod water;
 pub mod world;

@@ -433,12 +433,13 @@ fn run_bake(
     let world = crate::world::load_world(world_path)?;
     let threads = crate::pipeline::worker_threads(opts.jobs)?;
     let budget = crate::budget::Budget::resolve(memory_budget);
-    // A bake or a shard keeps what it makes in memory where that fits well within the machine:
-    // reading it back from the cache costs time on few threads. A budget asks for the least memory;
-    // an assembly computes nothing to hold.
+    // A bake or a shard keeps what it makes in memory, and bakes the products that read only the
+    // world file alongside the others, where that fits well within the machine: reading values
+    // back from the cache costs time on few threads, and one-thread steps leave cores idle.
+    // A budget asks for the least memory; an assembly computes nothing to hold.
     let held = crate::budget::Estimate::of(&world.spec, threads, false);
     let computes = matches!(role, crate::pipeline::BakeRole::Whole | crate::pipeline::BakeRole::Shard { .. });
-    let hold = opts.cache.is_some() && computes && crate::budget::may_hold(&held, budget.as_ref(), machine_share);
+    let hold = computes && crate::budget::may_hold(&held, budget.as_ref(), machine_share);
     let (memory, estimate) = match hold {
         true => (crate::pipeline::MemoryUse::Hold, held),
         false => (crate::pipeline::MemoryUse::Least, crate::budget::Estimate::of(&world.spec, threads, opts.cache.is_some())),
@@ -473,7 +474,7 @@ fn run_bake(
         _ => eprintln!("baked {} into {}", world.spec.name, report.out_dir.display()),
     }
     let memory_note = if memory == crate::pipeline::MemoryUse::Hold {
-        "; what it makes is held in memory, not read back (--memory-budget lets go of it)"
+        "; what it makes is held in memory, and what reads only the world file is baked alongside (--memory-budget bakes in the least memory)"
     } else {
         ""
     };

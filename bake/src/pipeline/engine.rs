@@ -9,12 +9,16 @@
 //!
 //! World products and keys are only ever resolved on the driving thread, never inside a parallel
 //! loop: a product's [`TileProduct::bake`] can read only what is already resolved (through
-//! [`TileCtx`]), which is why products declare their needs.
+//! [`TileCtx`]), which is why products declare their needs. The one exception: a bake that holds
+//! what it makes resolves the world products that read only the world file on a second driving
+//! thread, in a pool that runs only on idle cores ([`Engine::resolve_alongside`]); each world
+//! product's gate lets one thread compute it while another that asks for it waits.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError};
+use std::thread::ThreadId;
 
 use rayon::prelude::*;
 
@@ -85,6 +89,10 @@ pub struct Engine<'a> {
     world_values: Vec<Mutex<Option<Arc<AnyValue>>>>,
     /// How many times each world product was computed (not read from the cache) in this bake.
     computed: Vec<AtomicU32>,
+    /// Held while a world product is resolved: one thread computes it, another that asks waits.
+    gates: Vec<Mutex<()>>,
+    /// The pool that resolves products alongside the driving thread, while it does.
+    background: Mutex<Option<Arc<crate::threads::Background>>>,
     tile_keys: Vec<OnceLock<Vec<StageInputs>>>,
     /// Resolved tile outputs per tile product and tile; released like stored world values.
     outputs: Vec<Vec<Mutex<Option<Arc<TileOutput>>>>>,
@@ -158,8 +166,8 @@ struct Clock {
     /// Per report stage: wall and processor seconds, steps nested in others excluded.
     seconds: BTreeMap<&'static str, [f64; 2]>,
     details: BTreeMap<&'static str, Vec<String>>,
-    /// Per open step: the wall and processor seconds of the steps nested in it.
-    nested: Vec<[f64; 2]>,
+    /// Per driving thread, per open step: the wall and processor seconds of the steps nested in it.
+    nested: HashMap<ThreadId, Vec<[f64; 2]>>,
 }
 
 impl<'a> Engine<'a> {
@@ -176,6 +184,8 @@ impl<'a> Engine<'a> {
             world_keys: (0..n).map(|_| OnceLock::new()).collect(),
             world_values: (0..n).map(|_| Mutex::new(None)).collect(),
             computed: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            gates: (0..n).map(|_| Mutex::new(())).collect(),
+            background: Mutex::new(None),
             tile_keys: (0..n).map(|_| OnceLock::new()).collect(),
             outputs: (0..n).map(|_| (0..plan.tiles.len()).map(|_| Mutex::new(None)).collect()).collect(),
             clock: Mutex::default(),
@@ -274,7 +284,8 @@ impl<'a> Engine<'a> {
     }
 
     fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
-        self.clock.lock().expect("clock").nested.push([0.0; 2]);
+        let thread = std::thread::current().id();
+        self.clock.lock().expect("clock").nested.entry(thread).or_default().push([0.0; 2]);
         self.progress.step(stage, true);
         let watch = crate::Stopwatch::start();
         let r = f();
@@ -282,15 +293,16 @@ impl<'a> Engine<'a> {
         self.progress.step(stage, false);
         let total = watch.read();
         let mut c = self.clock.lock().expect("clock");
-        let nested = c.nested.pop().unwrap_or_default();
-        let own = c.seconds.entry(stage).or_default();
-        for k in 0..2 {
-            own[k] += total[k] - nested[k];
-        }
-        if let Some(parent) = c.nested.last_mut() {
+        let open = c.nested.entry(thread).or_default();
+        let nested = open.pop().unwrap_or_default();
+        if let Some(parent) = open.last_mut() {
             for k in 0..2 {
                 parent[k] += total[k];
             }
+        }
+        let own = c.seconds.entry(stage).or_default();
+        for k in 0..2 {
+            own[k] += total[k] - nested[k];
         }
         r
     }
@@ -303,6 +315,48 @@ impl<'a> Engine<'a> {
         if let Some(v) = self.value(i) {
             return Ok(v);
         }
+        let _gate = match self.gates[i].try_lock() {
+            Ok(gate) => gate,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                // Another thread resolves it, perhaps one that runs only on idle cores: what it
+                // makes is needed now.
+                if let Some(pool) = self.background.lock().expect("background").as_ref() {
+                    pool.promote();
+                }
+                self.gates[i].lock().unwrap_or_else(|e| e.into_inner())
+            }
+        };
+        match self.value(i) {
+            Some(v) => Ok(v),
+            None => self.make_world(i),
+        }
+    }
+
+    /// Resolves each world product that reads only the world file and is not held yet (see
+    /// [`WorldProduct::reads_only_the_world_file`]), in registry order, on the calling thread's
+    /// pool; one that another thread is resolving is left to it.
+    fn resolve_alongside(&self) -> Result<(), BakeError> {
+        for (i, e) in self.registry.entries().iter().enumerate() {
+            let Entry::World(p) = e else { continue };
+            if !p.reads_only_the_world_file() {
+                continue;
+            }
+            let _gate = match self.gates[i].try_lock() {
+                Ok(gate) => gate,
+                Err(TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(TryLockError::WouldBlock) => continue,
+            };
+            let before = self.computed[i].load(Ordering::Relaxed);
+            if self.value(i).is_none() && self.make_world(i).map(|_| self.computed[i].load(Ordering::Relaxed) > before)? {
+                self.note(p.report_stage(), format!("{} baked alongside on idle cores (its time overlaps the other stages)", p.name()));
+            }
+        }
+        Ok(())
+    }
+
+    /// World product `i`'s value, read from the cache or computed (the caller holds its gate).
+    fn make_world(&self, i: usize) -> Result<Arc<AnyValue>, BakeError> {
         let p = self.world_product(i);
         let key = self.world_key(p.name())?.clone();
         let value = self.timed(p.report_stage(), || -> Result<WorldValue, BakeError> {

@@ -3,13 +3,13 @@
 //! a bake never holds every pack of the world at once.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kiln_formats::sections::{PackInfo, PackKind};
 use kiln_formats::PackBuilder;
 use rayon::prelude::*;
 
-use super::Engine;
+use super::{BakeRole, Engine, StageInputs};
 use crate::pipeline::hit_check;
 use crate::pipeline::product::TileProduct;
 use crate::pipeline::registry::Entry;
@@ -43,6 +43,35 @@ impl Engine<'_> {
                 .collect::<Result<_, BakeError>>()
         })?;
         let missing: Vec<usize> = (0..wanted.len()).filter(|&j| packs[j].is_none()).collect();
+        // A bake that holds what it makes computes the products that read only the world file
+        // beside the tiles' products, on cores that these leave idle in their one-thread steps.
+        let background = match self.hold && !missing.is_empty() && self.role != BakeRole::Assemble {
+            true => crate::threads::Background::new(rayon::current_num_threads()).ok().map(Arc::new),
+            false => None,
+        };
+        *self.background.lock().expect("background") = background.clone();
+        let (assembled, beside) = std::thread::scope(|s| {
+            let beside = background.as_ref().map(|pool| s.spawn(|| pool.install(|| self.resolve_alongside())));
+            let assembled = self.bake_packs(wanted, &pack_keys, &missing, sink);
+            // Whatever is left of it is all the bake waits for now.
+            if let Some(pool) = &background {
+                pool.promote();
+            }
+            (assembled, beside.map(|b| b.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+        });
+        self.background.lock().expect("background").take();
+        let assembled = assembled?;
+        beside.transpose()?;
+        self.note("packs", format!("{} assembled, {} from the cache", missing.len(), wanted.len() - missing.len()));
+        for (&j, b) in missing.iter().zip(assembled) {
+            packs[j] = Some(b);
+        }
+        Ok(packs.into_iter().map(|p| p.expect("every pack is present")).collect())
+    }
+
+    /// Bakes every tile product for the `missing` entries of `wanted`, then their packs, handed to
+    /// `sink`; returns their records in `missing`'s order.
+    fn bake_packs(&self, wanted: &[usize], pack_keys: &[StageInputs], missing: &[usize], sink: &PackSink) -> Result<Vec<PackedTile>, BakeError> {
         let missing_tiles: Vec<usize> = missing.iter().map(|&j| wanted[j]).collect();
         for (i, entry) in self.registry.entries().iter().enumerate() {
             if let Entry::Tile(_) = entry {
@@ -76,11 +105,7 @@ impl Engine<'_> {
             assembled.extend(packed);
             self.release_tile_outputs(&tiles);
         }
-        self.note("packs", format!("{} assembled, {} from the cache", missing.len(), wanted.len() - missing.len()));
-        for (&j, b) in missing.iter().zip(assembled) {
-            packs[j] = Some(b);
-        }
-        Ok(packs.into_iter().map(|p| p.expect("every pack is present")).collect())
+        Ok(assembled)
     }
 
     /// [`Engine::packs_into`], keeping every pack: for tests and tools that compare whole bakes.

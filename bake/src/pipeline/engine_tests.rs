@@ -47,8 +47,9 @@ fn released_values_are_read_back_never_computed_twice() {
     let registry = Registry::standard();
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
     let dir = |memory: MemoryUse| std::env::temp_dir().join(format!("kiln-engine-release-{memory:?}-{}", std::process::id()));
+    // With `Hold` the products that read only the world file are baked alongside the rest.
     let mut packs = Vec::new();
-    for (with_store, memory) in [(false, MemoryUse::Least), (true, MemoryUse::Least), (true, MemoryUse::Hold)] {
+    for (with_store, memory) in [(false, MemoryUse::Least), (true, MemoryUse::Least), (true, MemoryUse::Hold), (false, MemoryUse::Hold)] {
         let _ = std::fs::remove_dir_all(dir(memory));
         let store = with_store.then(|| kiln_cache::store::Store::open(&dir(memory)).expect("a store"));
         let cache = StageCache::new(store, "released", false);
@@ -88,7 +89,7 @@ fn released_values_are_read_back_never_computed_twice() {
         packs.push((tiles.into_iter().map(|t| t.pack).collect::<Vec<_>>(), shared));
         let _ = std::fs::remove_dir_all(dir(memory));
     }
-    assert!(packs[0] == packs[1] && packs[1] == packs[2], "the packs do not depend on what was released and read back");
+    assert!(packs.iter().all(|p| *p == packs[0]), "the packs do not depend on what was released and read back");
 }
 
 /// A shard reads the light of every level-0 tile for the grass ground map and bakes the ones no
@@ -133,6 +134,52 @@ fn shards_hold_what_their_tiles_read() {
     for ((_, index, l), (_, _, h)) in least.iter().zip(hold) {
         assert!(h < l, "shard {index}/3 read back {h} items holding them, {l} letting go");
     }
+}
+
+/// The products a holding bake makes alongside the others read only the world file: resolved on
+/// their own, before anything else, they need no other product, and the bake after them makes
+/// nothing twice and the same packs.
+#[test]
+fn products_of_the_world_file_alone_are_baked_alongside_without_their_readers() {
+    let world = world();
+    let plan = Plan::new(&world);
+    let registry = Registry::standard();
+    let all: Vec<usize> = (0..plan.tiles.len()).collect();
+    let cache = StageCache::new(None, "released", false);
+    let one: Vec<Vec<u8>> = Engine::new(&plan, &registry, &cache, &NoProgress).packs(&all).expect("bakes").into_iter().map(|t| t.pack).collect();
+
+    let cache = StageCache::new(None, "released", false);
+    let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_memory(MemoryUse::Hold);
+    engine.resolve_alongside().expect("the world file's own products");
+    let alongside: Vec<&str> = registry
+        .entries()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            super::Entry::World(p) if engine.value(i).is_some() => Some(p.name()),
+            super::Entry::World(p) => {
+                assert!(!p.reads_only_the_world_file(), "{} was left out", p.name());
+                None
+            }
+            super::Entry::Tile(p) => {
+                assert!((0..plan.tiles.len()).all(|t| engine.output_of(i, t).is_none()), "{} was baked", p.name());
+                None
+            }
+        })
+        .collect();
+    assert_eq!(alongside, ["tree-prototypes", "grass-patches", "water-waves"]);
+    for e in registry.entries() {
+        if let super::Entry::World(p) = e {
+            if p.reads_only_the_world_file() {
+                assert!(p.world_needs().is_empty() && p.tile_needs(&engine).is_empty(), "{} declares needs", p.name());
+            }
+        }
+    }
+    let packs: Vec<Vec<u8>> = engine.packs(&all).expect("bakes").into_iter().map(|t| t.pack).collect();
+    for (name, times) in engine.computed_counts() {
+        assert!(times <= 1, "{name} was computed {times} times");
+    }
+    assert!(packs == one, "the packs do not depend on what was baked alongside");
 }
 
 #[test]

@@ -160,6 +160,9 @@ impl WorldProduct for GrassPatchesProduct {
     fn stored(&self) -> bool {
         true
     }
+    fn reads_only_the_world_file(&self) -> bool {
+        true
+    }
     fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
         value.downcast_ref::<Patches>().map(|p| Cow::Borrowed(&p.pack[..]))
     }

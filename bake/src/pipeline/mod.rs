@@ -70,8 +70,8 @@ pub struct BakeOptions {
     pub memory: MemoryUse,
 }
 
-/// What a bake with a stage cache keeps in memory from one step to the next. The output is the
-/// same bytes either way (ARCHITECTURE.md, "Memory").
+/// What a bake keeps in memory from one step to the next, and whether it may spend memory to keep
+/// cores busy. The output is the same bytes either way (ARCHITECTURE.md, "Memory").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MemoryUse {
     /// Let go of what the cache can give back (stored world values, tile outputs) before the steps
@@ -79,8 +79,9 @@ pub enum MemoryUse {
     /// memory, for the read-backs' time (which runs on few threads).
     #[default]
     Least,
-    /// Keep what the bake made until nothing later reads it, as a bake without a cache does; the
-    /// cache is still written.
+    /// Keep what the bake made until nothing later reads it, as a bake without a cache does (the
+    /// cache is still written), and bake the products that read only the world file alongside the
+    /// others, on the cores these leave idle: their peaks then add to the others'.
     Hold,
 }
 

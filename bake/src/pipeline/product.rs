@@ -150,6 +150,13 @@ pub trait WorldProduct: Sync {
     fn splits_its_work(&self) -> bool {
         false
     }
+    /// Whether its key and its computation read nothing but the world file: no other product's
+    /// value, key or tile outputs (so it declares no needs). A bake that holds what it makes
+    /// ([`MemoryUse::Hold`](super::MemoryUse::Hold)) computes such products alongside the others,
+    /// on the cores the others leave idle.
+    fn reads_only_the_world_file(&self) -> bool {
+        false
+    }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
     /// are stored instead). `Some` exactly when [`WorldProduct::stored`]. A value that holds its
     /// cache form (a shared pack, the density samples) lends it rather than copying it.

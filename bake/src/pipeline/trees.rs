@@ -195,6 +195,9 @@ impl WorldProduct for TreePrototypesProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
+    fn reads_only_the_world_file(&self) -> bool {
+        true
+    }
     fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
         value.downcast_ref::<Prototypes>().map(|p| Cow::Borrowed(&p.pack[..]))
     }

@@ -240,6 +240,9 @@ impl WorldProduct for WaterWavesProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
+    fn reads_only_the_world_file(&self) -> bool {
+        true
+    }
     fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
         value.downcast_ref::<Waves>().map(|w| Cow::Borrowed(&w.pack[..]))
     }
