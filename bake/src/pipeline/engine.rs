@@ -348,7 +348,10 @@ impl<'a> Engine<'a> {
                 Err(TryLockError::WouldBlock) => continue,
             };
             let before = self.computed[i].load(Ordering::Relaxed);
-            if self.value(i).is_none() && self.make_world(i).map(|_| self.computed[i].load(Ordering::Relaxed) > before)? {
+            let computed = self.value(i).is_none() && self.make_world(i).map(|_| self.computed[i].load(Ordering::Relaxed) > before)?;
+            // Noted where it makes a shared pack: one the world does not have (no trees) is
+            // computed too, as nothing.
+            if computed && p.writes_shared_pack(self) {
                 self.note(p.report_stage(), format!("{} baked alongside on idle cores (its time overlaps the other stages)", p.name()));
             }
         }
