@@ -41,7 +41,7 @@ pub fn role(shard: Option<(u32, u32)>, shards: Option<u32>, assemble: bool) -> R
 
 /// Runs `count` shard processes of `world` against `cache` with `jobs` threads and at most
 /// `memory_budget` bytes each (none: each checks the machine's memory), restarting
-/// one killed by a signal (at most [`RESTARTS`] times, without the test hook `KILN_FAILPOINT`, which
+/// one killed by a signal (at most `RESTARTS` times, without the test hook `KILN_FAILPOINT`, which
 /// arms the first start only). Fails if a shard fails (exits with an error) or keeps dying.
 pub fn run_local(world: &Path, cache: &Path, count: u32, jobs: usize, memory_budget: Option<u64>, quiet: bool) -> Result<(), CliError> {
     let exe = std::env::current_exe().map_err(|e| CliError::Failed(format!("cannot find this program to start shards: {e}")))?;

@@ -1,5 +1,5 @@
 //! Orthographic captures of a textured mesh: the atlas views and cards are rasterised
-//! ([`super::raster`]); the fidelity tests' reference renders trace a grid of parallel rays,
+//! (`super::raster`); the fidelity tests' reference renders trace a grid of parallel rays,
 //! several per texel, through the ray engine, passing alpha-tested surfaces whose texture alpha
 //! fails the test by tracing on from just past the hit.
 
@@ -20,7 +20,7 @@ pub(crate) fn srgb_to_linear(c: f32) -> f32 {
     }
 }
 
-/// Linear to an sRGB-encoded value in [0,1].
+/// Linear to an sRGB-encoded value in \[0,1\].
 pub(crate) fn linear_to_srgb(l: f32) -> f32 {
     let l = l.clamp(0.0, 1.0);
     if l <= 0.003_130_8 {
@@ -44,7 +44,7 @@ pub(crate) fn linear_to_srgb8(l: f32) -> u8 {
     mid.partition_point(|&t| t <= l) as u8
 }
 
-/// A float in [0,1] to a byte, rounded.
+/// A float in \[0,1\] to a byte, rounded.
 pub(crate) fn unorm8(v: f32) -> u8 {
     (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
 }

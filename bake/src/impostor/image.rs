@@ -29,7 +29,7 @@ impl Image {
         self.rgba[i..i + 4].copy_from_slice(&v);
     }
 
-    /// Bilinear sample with wrapping (repeat) at normalised uv, in [0,1] floats per channel.
+    /// Bilinear sample with wrapping (repeat) at normalised uv, in \[0,1\] floats per channel.
     /// Texel centres sit at `(i + 0.5) / size`, as on a GPU; an empty image samples as zero.
     pub fn sample(&self, uv: [f32; 2]) -> [f32; 4] {
         if self.width == 0 || self.height == 0 {

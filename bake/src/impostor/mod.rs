@@ -35,7 +35,7 @@ pub struct CaptureMesh<'a> {
     pub normals: &'a [[f32; 3]],
     /// Texture coordinates, one per vertex.
     pub uvs: &'a [[f32; 2]],
-    /// Per-vertex self AO in [0,1] (1 = open).
+    /// Per-vertex self AO in \[0,1\] (1 = open).
     pub ao: &'a [f32],
     /// Triangles, counter-clockwise front.
     pub indices: &'a [u32],

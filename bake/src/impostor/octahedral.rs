@@ -39,7 +39,7 @@ fn normalize(v: [f32; 3]) -> [f32; 3] {
     }
 }
 
-/// A direction (any length but zero) to uv in [0,1]² on the full octahedral map: the upper
+/// A direction (any length but zero) to uv in \[0,1\]² on the full octahedral map: the upper
 /// hemisphere fills the centre diamond, the lower one the four corners.
 pub fn oct_encode(d: [f32; 3]) -> [f32; 2] {
     let l1 = d[0].abs() + d[1].abs() + d[2].abs();
@@ -64,7 +64,7 @@ pub fn oct_decode(uv: [f32; 2]) -> [f32; 3] {
     normalize([a, b, z])
 }
 
-/// A direction to uv in [0,1]² on the hemi-octahedral map: the upper hemisphere's diamond
+/// A direction to uv in \[0,1\]² on the hemi-octahedral map: the upper hemisphere's diamond
 /// turned 45° to fill the square. Directions below the horizon map to the horizon.
 pub fn hemi_encode(d: [f32; 3]) -> [f32; 2] {
     let z = d[2].max(0.0);

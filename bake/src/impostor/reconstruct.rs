@@ -14,9 +14,9 @@ use super::{CaptureMesh, Impostor, ImpostorError};
 pub struct Render {
     /// Side in pixels.
     pub px: u32,
-    /// Coverage in [0,1] (before the alpha test at 0.5).
+    /// Coverage in \[0,1\] (before the alpha test at 0.5).
     pub coverage: Vec<f32>,
-    /// sRGB-encoded colour in [0,1].
+    /// sRGB-encoded colour in \[0,1\].
     pub rgb: Vec<[f32; 3]>,
     /// Depth toward the camera from the sphere's centre, world units.
     pub depth: Vec<f32>,

@@ -4,7 +4,7 @@
 use super::{LightSums, LightingError};
 
 /// The two phases of light transport: the pilot paths, then the rest (which read the pilot's
-/// sums); see [`bake_lighting`].
+/// sums); see [`super::bake_lighting`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathPhase {
     /// One in `PILOT_DIVISOR` (32) paths of every source, continued by Russian roulette.

@@ -10,7 +10,7 @@ use crate::pipeline::progress::StageProgress;
 use crate::pipeline::stage_cache::TryClaim;
 use crate::pipeline::BakeError;
 
-/// How many of a stage's items the cache holds (see [`Engine::status`]).
+/// How many of a stage's items the cache holds (see `Engine::status`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageStatus {
     /// The product's name, or `packs`.

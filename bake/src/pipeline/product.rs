@@ -145,7 +145,7 @@ pub trait WorldProduct: Sync {
         false
     }
     /// Whether its computation splits its work among shards itself (through
-    /// [`Engine::shared_items`](super::engine::Engine::shared_items)): then shards do not claim the
+    /// `Engine::shared_items`): then shards do not claim the
     /// product as a whole, and each puts the value together from the items.
     fn splits_its_work(&self) -> bool {
         false

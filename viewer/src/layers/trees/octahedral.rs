@@ -166,7 +166,7 @@ fn along(o: [f32; 3], d: [f32; 3], s: f32) -> [f32; 3] {
     [o[0] + d[0] * s, o[1] + d[1] * s, o[2] + d[2] * s]
 }
 
-/// View-local uv in [0,1]² of point `p` in the frame with axes `right`, `up` (row 0 at the top).
+/// View-local uv in \[0,1\]² of point `p` in the frame with axes `right`, `up` (row 0 at the top).
 pub fn view_uv(right: [f32; 3], up: [f32; 3], p: [f32; 3]) -> [f32; 2] {
     [0.5 + 0.5 * dot(p, right), 0.5 - 0.5 * dot(p, up)]
 }
