@@ -14,13 +14,7 @@ fn main() {
         }
     };
     let out = std::env::temp_dir().join(format!("kiln-bake-bench-{}", std::process::id()));
-    let opts = kiln_bake::pipeline::BakeOptions {
-        out_root: out.clone(),
-        jobs: None,
-        cache: None,
-        explain: false,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = kiln_bake::pipeline::BakeOptions::new(out.clone());
     let clock = Instant::now();
     let report = match kiln_bake::pipeline::bake(&world, &opts, &kiln_bake::pipeline::progress::NoProgress) {
         Ok(r) => r,

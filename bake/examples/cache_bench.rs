@@ -15,13 +15,7 @@ fn timed_bake(world: &Path, out: &Path, cache: &Path) -> (f64, BakeReport) {
         eprintln!("cache bench: {e}");
         std::process::exit(2)
     });
-    let opts = BakeOptions {
-        out_root: out.to_owned(),
-        jobs: None,
-        cache: Some(cache.to_owned()),
-        explain: false,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = BakeOptions { cache: Some(cache.to_owned()), ..BakeOptions::new(out.to_owned()) };
     let clock = Instant::now();
     let r = bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap_or_else(|e| {
         eprintln!("cache bench: {e}");

@@ -19,13 +19,7 @@ use kiln_formats::sections::{GrassPatches, GrassTile, SharedPacks};
 use kiln_formats::Pack;
 
 fn run(world: &World, out: &Path, cache: &Path) -> BakeReport {
-    let opts = BakeOptions {
-        out_root: out.to_owned(),
-        jobs: None,
-        cache: Some(cache.to_owned()),
-        explain: false,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = BakeOptions { cache: Some(cache.to_owned()), ..BakeOptions::new(out.to_owned()) };
     bake(world, &opts, &NoProgress).unwrap_or_else(|e| {
         eprintln!("grass bench: {e}");
         std::process::exit(2)

@@ -72,7 +72,7 @@ fn main() {
     }
 
     let out_root = std::env::temp_dir().join(format!("kiln-lighting-accuracy-{}", std::process::id()));
-    let opts = BakeOptions { out_root: out_root.clone(), jobs: None, cache: None, explain: false, memory: kiln_bake::pipeline::MemoryUse::Least };
+    let opts = BakeOptions::new(out_root.clone());
     let report = bake(&world, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap_or_else(|e| fail(&e.to_string()));
     println!("lighting accuracy: {} at default settings, {} threads", world.spec.name, rayon::current_num_threads());
     for s in report.stages.iter().filter(|s| s.name == "lighting") {
@@ -178,7 +178,7 @@ fn ensure_reference(reference: &World, root: &Path) -> PathBuf {
     );
     let _ = std::fs::remove_file(&stamp_path);
     let clock = Instant::now();
-    let opts = BakeOptions { out_root: root.to_path_buf(), jobs: None, cache: None, explain: false, memory: kiln_bake::pipeline::MemoryUse::Least };
+    let opts = BakeOptions::new(root.to_path_buf());
     let report = bake(reference, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap_or_else(|e| fail(&e.to_string()));
     std::fs::write(&stamp_path, stamp).unwrap_or_else(|e| fail(&format!("{}: {e}", stamp_path.display())));
     println!("  reference baked in {:.1} s", clock.elapsed().as_secs_f64());

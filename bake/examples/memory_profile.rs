@@ -115,13 +115,7 @@ fn main() {
         }
     };
     let out = std::env::temp_dir().join(format!("kiln-memory-profile-{}", std::process::id()));
-    let opts = kiln_bake::pipeline::BakeOptions {
-        out_root: out.join("out"),
-        jobs,
-        cache: Some(out.join("cache")),
-        explain: false,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = kiln_bake::pipeline::BakeOptions { jobs, cache: Some(out.join("cache")), ..kiln_bake::pipeline::BakeOptions::new(out.join("out")) };
     let steps = Steps { open: Mutex::default(), rows: Mutex::default() };
     if let Err(e) = kiln_bake::pipeline::bake(&world, &opts, &steps) {
         eprintln!("memory profile: {e}");

@@ -17,7 +17,7 @@ fn stage(report: &kiln_bake::pipeline::BakeReport, name: &str) -> f64 {
 }
 
 fn run(world: &World, out: &std::path::Path) -> kiln_bake::pipeline::BakeReport {
-    let opts = BakeOptions { out_root: out.to_owned(), jobs: None, cache: None, explain: false, memory: kiln_bake::pipeline::MemoryUse::Least };
+    let opts = BakeOptions::new(out.to_owned());
     bake(world, &opts, &NoProgress).unwrap_or_else(|e| {
         eprintln!("trees bench: {e}");
         std::process::exit(2)

@@ -10,13 +10,7 @@ use kiln_e2e::{files_under, kiln, repo_root, scratch};
 
 fn run(world: &Path, out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(world).unwrap();
-    let opts = BakeOptions {
-        out_root: out.to_owned(),
-        jobs: None,
-        cache: cache.map(Path::to_owned),
-        explain: true,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = BakeOptions { cache: cache.map(Path::to_owned), explain: true, ..BakeOptions::new(out.to_owned()) };
     bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
 }
 

@@ -17,13 +17,7 @@ const SUMMARY: usize = 36;
 
 fn bake_into(out: &Path, cache: Option<&Path>) -> BakeReport {
     let w = load_world(&repo_root().join("worlds/tiny.toml")).unwrap();
-    let opts = BakeOptions {
-        out_root: out.to_owned(),
-        jobs: None,
-        cache: cache.map(Path::to_owned),
-        explain: false,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = BakeOptions { cache: cache.map(Path::to_owned), ..BakeOptions::new(out.to_owned()) };
     bake(&w, &opts, &kiln_bake::pipeline::progress::NoProgress).unwrap()
 }
 

@@ -278,13 +278,7 @@ fn a_change_of_grass_alone_rebakes_grass_and_traces_no_light() {
     let dir = scratch("grass-rebake");
     let world = dir.join("meadow.toml");
     std::fs::write(dir.join("beam.brushes.toml"), BRUSHES).unwrap();
-    let opts = BakeOptions {
-        out_root: dir.join("out"),
-        jobs: None,
-        cache: Some(dir.join("cache")),
-        explain: false,
-        memory: kiln_bake::pipeline::MemoryUse::Least,
-    };
+    let opts = BakeOptions { cache: Some(dir.join("cache")), ..BakeOptions::new(dir.join("out")) };
     let bake = |text: String| {
         std::fs::write(&world, text).unwrap();
         bake_world(&kiln_bake::world::load_world(&world).unwrap(), &opts, &NoProgress).unwrap()

@@ -319,13 +319,7 @@ where
         } => (|| {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
             // What the bake keeps in memory is chosen in `run_bake`, from its estimate.
-            let opts = crate::pipeline::BakeOptions {
-                out_root: out,
-                jobs: jobs.map(usize::from),
-                cache,
-                explain,
-                memory: crate::pipeline::MemoryUse::Least,
-            };
+            let opts = crate::pipeline::BakeOptions { jobs: jobs.map(usize::from), cache, explain, ..crate::pipeline::BakeOptions::new(out) };
             if status {
                 return shards::print_status(&world, &opts);
             }

@@ -10,7 +10,7 @@ use super::super::engine::{Engine, KeyCtx, Plan, TileCtx};
 use super::super::product::{TileOutput, TileProduct};
 use super::super::progress::NoProgress;
 use super::super::stage_cache::{StageCache, StageInputs};
-use super::super::{bake, BakeOptions, MemoryUse, Registry};
+use super::super::{bake, BakeOptions, Registry};
 use super::BakeError;
 use crate::world::World;
 
@@ -26,7 +26,7 @@ fn scratch(test: &str) -> PathBuf {
 }
 
 fn options(out_root: PathBuf) -> BakeOptions {
-    BakeOptions { out_root, jobs: Some(1), cache: None, explain: false, memory: MemoryUse::Least }
+    BakeOptions { jobs: Some(1), ..BakeOptions::new(out_root) }
 }
 
 #[test]

@@ -66,8 +66,17 @@ pub struct BakeOptions {
     pub cache: Option<PathBuf>,
     /// Record and report why each recomputed item missed the cache.
     pub explain: bool,
-    /// What a bake with a cache keeps in memory between its steps.
+    /// What the bake keeps in memory between its steps, and whether it bakes the world file's own
+    /// products alongside the others.
     pub memory: MemoryUse,
+}
+
+impl BakeOptions {
+    /// A bake into `out_root` on every core, without a stage cache, in the least memory; set the
+    /// other fields with struct update syntax (`BakeOptions { cache, ..BakeOptions::new(out) }`).
+    pub fn new(out_root: PathBuf) -> BakeOptions {
+        BakeOptions { out_root, jobs: None, cache: None, explain: false, memory: MemoryUse::Least }
+    }
 }
 
 /// What a bake keeps in memory from one step to the next, and whether it may spend memory to keep
