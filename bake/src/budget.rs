@@ -10,8 +10,8 @@
 //! per expected triangle, the meshes of every LOD level, and per tree occluder triangle), the tree
 //! prototypes (their atlases), the wave frames or the grass map. A bake that holds what it makes
 //! (without a cache, or `MemoryUse::Hold`) keeps the density volume and the trees pack throughout,
-//! and bakes the prototypes beside the density and the waves and grass patches beside light
-//! transport, so those steps' peaks add up. Triangles are expected per XY column in proportion to
+//! and bakes the impostors, the waves and the grass patches one after another beside light
+//! transport, so the largest of them adds to transport's peak. Triangles are expected per XY column in proportion to
 //! the height of the band where the noise can make surfaces (below the open top of the world).
 
 use std::path::Path;
@@ -115,10 +115,10 @@ impl Estimate {
             // The wave frames, the grass patches and the tree prototypes are made from nothing the
             // other steps hold: steps of their own.
             true => density_bytes.max(transport_bytes).max(trees.growing_bytes).max(grass.map_bytes + grass.patch_bytes).max(wave_bytes),
-            // They are baked alongside the others: the prototypes beside the density and the tiles
-            // (light transport waits for them), the patches and the waves beside transport.
-            false => (density_bytes + trees.growing_bytes)
-                .max(transport_bytes + grass.patch_bytes.max(wave_bytes))
+            // They are baked alongside the others, one after another, all but the small tree
+            // shapes beside light transport.
+            false => density_bytes
+                .max(transport_bytes + grass.patch_bytes.max(wave_bytes).max(trees.growing_bytes))
                 .max(grass.map_bytes + grass.patch_bytes),
         };
         let held = if cached { 0.0 } else { HELD_SAMPLE_BYTES * samples + trees.held_bytes };
@@ -430,10 +430,10 @@ mod tests {
             (&c256, false, 344.0),
             (&bare, true, 447.0),
             (&bare, false, 696.0),
-            (&caves, true, 502.0),
-            (&caves, false, 933.0),
+            (&caves, true, 468.0),
+            (&caves, false, 979.0),
             (&forest, true, 361.0),
-            (&forest, false, 389.0),
+            (&forest, false, 488.0),
             (&coast, true, 308.0),
             (&coast, false, 317.0),
             (&c1024, true, 1692.0),

@@ -150,8 +150,9 @@ pub trait WorldProduct: Sync {
     fn splits_its_work(&self) -> bool {
         false
     }
-    /// Whether its key and its computation read nothing but the world file: no other product's
-    /// value, key or tile outputs (so it declares no needs). A bake that holds what it makes
+    /// Whether its key and its computation read nothing but the world file, itself or through the
+    /// products it needs: its world needs read only the world file too, and it reads no tile
+    /// outputs. A bake that holds what it makes
     /// ([`MemoryUse::Hold`](super::MemoryUse::Hold)) computes such products alongside the others,
     /// on the cores the others leave idle.
     fn reads_only_the_world_file(&self) -> bool {

@@ -4,7 +4,7 @@ use super::grass::{GrassGroundProduct, GrassPatchesProduct, GrassProduct};
 use super::lighting::{LightingProduct, TransportProduct};
 use super::product::{TileProduct, WorldProduct};
 use super::terrain::TerrainProduct;
-use super::trees::{TreeLightingProduct, TreePlacementProduct, TreePrototypesProduct, TreesProduct};
+use super::trees::{TreeLightingProduct, TreePlacementProduct, TreePrototypesProduct, TreeShapesProduct, TreesProduct};
 use super::volume::{DensityProduct, TileInputsProduct};
 use super::water::{WaterBodyProduct, WaterProduct, WaterWavesProduct};
 use super::BakeError;
@@ -30,15 +30,18 @@ impl Registry {
             .world(TileInputsProduct)
             .world(WaterBodyProduct)
             .tile(TerrainProduct::default())
-            .world(TreePrototypesProduct)
+            .world(TreeShapesProduct)
             .world(TreePlacementProduct)
-            .tile(TreesProduct)
             .world(TransportProduct)
             .tile(LightingProduct)
             .tile(TreeLightingProduct)
             .world(GrassPatchesProduct)
             .world(GrassGroundProduct)
             .tile(GrassProduct)
+            // After light transport, so that a bake captures the impostors while it traces the
+            // light: the instances name the shared pack by its content hash.
+            .world(TreePrototypesProduct)
+            .tile(TreesProduct)
             .world(WaterWavesProduct)
             .tile(WaterProduct)
     }

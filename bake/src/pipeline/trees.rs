@@ -1,6 +1,9 @@
-//! Trees: the world's prototypes (grown, self-shadowed and captured as impostors) in one shared
-//! pack, their placement on the ground as a world product, each tile's instances (`TINS`), and, after
-//! light transport, each instance's baked lighting (`TILT`).
+//! Trees: the world's prototypes grown and self-shadowed (`tree-shapes`, what light transport
+//! sees of the trees), their placement on the ground as a world product, each instance's baked
+//! lighting after light transport (`TILT`), and the prototypes captured as impostors in one shared
+//! pack (`tree-prototypes`) with each tile's instances naming it (`TINS`). The impostors, most of
+//! the trees' work, come after light transport in the registry, so that a bake captures them on
+//! the cores transport leaves idle instead of before it.
 //!
 //! Placement is computed once over the whole world and each tile keeps the trees whose trunk base
 //! lies in its half-open footprint, so a tile's trees do not depend on the tiling and a tree near a
@@ -10,7 +13,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use kiln_formats::sections::{PackInfo, PackKind, TreeCards, TreeImpostors, TreeInstance, TreeInstances, TreeLighting, TreePrototypes, TreeTextures};
-use kiln_formats::{Pack, PackBuilder, Section, SectionKind};
+use kiln_formats::{PackBuilder, Section, SectionKind};
 use rayon::prelude::*;
 
 use super::engine::{KeyCtx, Plan, TileCtx, WorldCtx};
@@ -39,8 +42,6 @@ pub enum TreesError {
     Scatter(#[from] scatter::ScatterError),
     #[error("trees: prototype {index} ({species}): impostor: {reason}")]
     Impostor { index: usize, species: String, reason: String },
-    #[error("trees: the cached prototypes pack is malformed ({reason}); bake with --no-cache or clear the cache")]
-    Cached { reason: String },
     #[error("trees: {what}: {source}")]
     Format { what: String, source: kiln_formats::FormatError },
 }
@@ -61,81 +62,124 @@ fn format_err(what: &str) -> impl Fn(kiln_formats::FormatError) -> TreesError + 
     move |source| TreesError::Format { what: what.to_owned(), source }
 }
 
-/// The shared trees pack of a bake, with what tiles and lighting read of it.
+/// The world's prototypes grown (`tree-shapes`), with their light proxies made on first use.
+pub struct TreeShapes {
+    pub shapes: build::Shapes,
+    /// Per prototype: its height and crown radius (object space), what instance lighting reads.
+    pub sizes: Vec<(f32, f32)>,
+    /// Per prototype: what light transport sees of it; made when transport first asks, so that a
+    /// bake whose transport is cached builds none.
+    proxies: OnceLock<Vec<build::Proxy>>,
+}
+
+impl TreeShapes {
+    fn new(shapes: build::Shapes) -> TreeShapes {
+        TreeShapes { sizes: shapes.sizes(), shapes, proxies: OnceLock::new() }
+    }
+
+    /// Each prototype's light proxy.
+    pub fn proxies(&self) -> &[build::Proxy] {
+        self.proxies.get_or_init(|| build::proxies(&self.shapes.prototypes, &self.shapes.textures))
+    }
+}
+
+/// The shared trees pack of a bake (`tree-prototypes`).
 pub struct Prototypes {
     /// The complete pack file (`shared/tree-prototypes.kpack`); empty when the world has no trees.
     pub pack: Vec<u8>,
     /// xxh3-64 of `pack`: what every `TINS` section repeats.
     pub hash: u64,
-    /// Per prototype: its height and crown radius (object space), what instance lighting reads;
-    /// decoded from the pack's `TPRO` on first use.
-    sizes: OnceLock<Result<Vec<(f32, f32)>, String>>,
-    /// Per prototype: what light transport sees of it; made from `TPRO` and `TTEX` on first use.
-    /// Apart from the sizes, so that a bake whose transport is done (cached, or traced before
-    /// the pack was let go and read back) decodes no textures and builds no proxies.
-    proxies: OnceLock<Result<Vec<build::Proxy>, String>>,
-}
-
-fn sizes_of(protos: &TreePrototypes) -> Vec<(f32, f32)> {
-    protos.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect()
 }
 
 impl Prototypes {
-    /// A pack read back: its prototypes' sizes and proxies are decoded from it when first asked for.
     fn new(pack: Vec<u8>) -> Prototypes {
         let hash = if pack.is_empty() { 0 } else { xxhash_rust::xxh3::xxh3_64(&pack) };
-        Prototypes { pack, hash, sizes: OnceLock::new(), proxies: OnceLock::new() }
-    }
-
-    /// A pack made by this bake, with the sizes and proxies of the prototypes it was made from.
-    fn made(pack: Vec<u8>, sizes: Vec<(f32, f32)>, proxies: Vec<build::Proxy>) -> Prototypes {
-        let p = Prototypes::new(pack);
-        let _ = p.sizes.set(Ok(sizes));
-        let _ = p.proxies.set(Ok(proxies));
-        p
-    }
-
-    fn none() -> Prototypes {
-        Prototypes::made(Vec::new(), Vec::new(), Vec::new())
-    }
-
-    /// The section of kind `T` of the pack, read where it lies.
-    fn section<T: Section>(&self) -> Result<T, String> {
-        Pack::section_in::<T>(&self.pack).map_err(|e| e.to_string())?.ok_or_else(|| format!("no {} section", T::KIND))
-    }
-
-    /// Each prototype's height and crown radius, decoding the pack's `TPRO` the first time.
-    pub fn sizes(&self) -> Result<&[(f32, f32)], TreesError> {
-        let decoded = self.sizes.get_or_init(|| Ok(sizes_of(&self.section()?)));
-        decoded.as_deref().map_err(|reason| TreesError::Cached { reason: reason.clone() })
-    }
-
-    /// Each prototype's light proxy, decoding the pack's `TPRO` and `TTEX` the first time.
-    pub fn proxies(&self) -> Result<&[build::Proxy], TreesError> {
-        let decoded = self.proxies.get_or_init(|| {
-            let protos: TreePrototypes = self.section()?;
-            let textures: TreeTextures = self.section()?;
-            if textures.species.len() != protos.species.len() {
-                return Err("prototype and texture species disagree".into());
-            }
-            Ok(build::proxies(&protos, &textures))
-        });
-        decoded.as_deref().map_err(|reason| TreesError::Cached { reason: reason.clone() })
+        Prototypes { pack, hash }
     }
 }
-
-/// `tree-prototypes`: every species' prototypes, textures and impostor atlases, as one shared pack.
-pub struct TreePrototypesProduct;
 
 fn trees_spec(world: &World) -> Option<&TreesSpec> {
     world.spec.trees.as_ref().filter(|t| !t.species.is_empty())
 }
 
-/// What shapes the prototypes: each species' preset, count, heights and shape, and the impostor settings.
-fn prototype_inputs(spec: &TreesSpec) -> u128 {
-    let shapes: Vec<_> = spec.species.iter().map(|s| (&s.preset, s.prototypes, s.height.map(f64::to_bits), &s.shape)).collect();
-    settings_hash(&(shapes, &spec.impostor))
+/// Each species' preset, count, heights and shape: what the prototypes grow from.
+fn species_shapes(spec: &TreesSpec) -> Vec<(&String, u32, [u64; 2], &crate::world::ShapeOverrides)> {
+    spec.species.iter().map(|s| (&s.preset, s.prototypes, s.height.map(f64::to_bits), &s.shape)).collect()
 }
+
+/// What the impostors are made from: the shapes and the impostor settings.
+fn prototype_inputs(spec: &TreesSpec) -> u128 {
+    settings_hash(&(species_shapes(spec), &spec.impostor))
+}
+
+fn species_names(world: &World) -> Vec<String> {
+    trees_spec(world).map_or_else(Vec::new, |t| t.species.iter().map(|s| s.preset.clone()).collect())
+}
+
+/// `tree-shapes`: every species' prototypes grown (meshes, LODs, self-AO) and the species'
+/// textures: what light transport and instance lighting read, apart from the impostors so that
+/// these are captured while the light is traced.
+pub struct TreeShapesProduct;
+
+impl WorldProduct for TreeShapesProduct {
+    fn name(&self) -> &'static str {
+        "tree-shapes"
+    }
+    fn report_stage(&self) -> &'static str {
+        "trees"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        let world = keys.plan().world;
+        Ok(StageInputs::new("tree shapes", TREES_VERSION)
+            .with("species", trees_spec(world).map_or(0, |t| settings_hash(&species_shapes(t))))
+            .with("seed", settings_hash(&world.spec.seed)))
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
+        let world = ctx.plan().world;
+        let Some(spec) = trees_spec(world) else {
+            return Ok((Box::new(TreeShapes::new(build::Shapes::none())), "no trees".into()));
+        };
+        let err = fail(ctx.plan(), self.name());
+        // Each prototype is an item shards split among them.
+        let growing = build::Growing::new(spec, world.spec.seed);
+        let species = growing.species();
+        let grown = ctx.shared_items(
+            "tree shape",
+            &self.inputs(ctx)?,
+            growing.count(),
+            |i| Ok(growing.grow(i)),
+            |g| g.to_bytes(&species).map_err(&err),
+            |_, b| build::Shape::from_bytes(b, &species),
+        )?;
+        let shapes = growing.shapes(grown);
+        let detail = format!(
+            "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s",
+            shapes.prototypes.prototypes.len(),
+            spec.species.len(),
+            shapes.triangles(),
+            shapes.cpu
+        );
+        Ok((Box::new(TreeShapes::new(shapes)), detail))
+    }
+    fn stored(&self) -> bool {
+        true
+    }
+    fn splits_its_work(&self) -> bool {
+        true
+    }
+    fn reads_only_the_world_file(&self) -> bool {
+        true
+    }
+    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
+        value.downcast_ref::<TreeShapes>().and_then(|s| s.shapes.to_bytes().ok()).map(Cow::Owned)
+    }
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
+        Ok(Box::new(TreeShapes::new(build::Shapes::from_bytes(&bytes, &species_names(keys.plan().world))?)))
+    }
+}
+
+/// `tree-prototypes`: the prototypes with their impostor atlases, as one shared pack.
+pub struct TreePrototypesProduct;
 
 impl WorldProduct for TreePrototypesProduct {
     fn name(&self) -> &'static str {
@@ -152,42 +196,36 @@ impl WorldProduct for TreePrototypesProduct {
             .with("seed", settings_hash(&world.spec.seed))
             .with("world name", settings_hash(&world.spec.name)))
     }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["tree-shapes"]
+    }
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let world = ctx.plan().world;
         let Some(spec) = trees_spec(world) else {
-            return Ok((Box::new(Prototypes::none()), "no trees".into()));
+            return Ok((Box::new(Prototypes::new(Vec::new())), "no trees".into()));
         };
         let err = fail(ctx.plan(), self.name());
-        // The prototypes read nothing of the world but its spec, and their atlases are, with
-        // light transport, where a bake needs the most memory: what the cache can give back
-        // (the density volume, the tiles' meshes) is let go meanwhile.
+        let shapes = ctx.world::<TreeShapes>("tree-shapes")?;
+        // The atlases are, with light transport, where a bake needs the most memory: what the
+        // cache can give back (the density volume, the tiles' meshes) is let go meanwhile.
         ctx.release_stored_values();
-        // Each prototype is an item shards split among them (growing and capturing is most of it).
+        // Each prototype's impostor is an item shards split among them (most of the trees' work).
         let growing = build::Growing::new(spec, world.spec.seed);
-        let species = growing.species();
-        let grown = ctx.shared_items(
-            "tree prototype",
+        let grown = &shapes.shapes;
+        let captures = ctx.shared_items(
+            "tree impostor",
             &self.inputs(ctx)?,
             growing.count(),
-            |i| growing.grow(i).map_err(&err),
-            |g| g.to_bytes(&species).map_err(&err),
-            |_, b| build::Grown::from_bytes(b, &species),
+            |i| growing.capture(i, &grown.prototypes.prototypes[i], &grown.ao[i]).map_err(&err),
+            |c| c.to_bytes().map_err(&err),
+            |_, b| build::Capture::from_bytes(b),
         )?;
-        let built = growing.assemble(grown);
         let clock = std::time::Instant::now();
+        let made = format!("{} impostors; cpu: capture {:.2}s", captures.len(), captures.iter().map(|c| c.cpu).sum::<f64>());
         let inputs_hash = self.inputs(ctx)?.key().0 as u64;
-        let made = format!(
-            "{} prototypes of {} species, {} triangles; cpu: grow {:.2}s, impostors {:.2}s",
-            built.prototypes.prototypes.len(),
-            spec.species.len(),
-            built.triangles(),
-            built.cpu.0,
-            built.cpu.1
-        );
-        let (sizes, proxies) = (sizes_of(&built.prototypes), build::proxies(&built.prototypes, &built.textures));
-        let pack = shared_pack(&world.spec.name, inputs_hash, built).map_err(&err)?;
+        let pack = shared_pack(&world.spec.name, inputs_hash, grown, captures, spec.impostor.cards).map_err(&err)?;
         let detail = format!("{made}, pack {:.2}s", clock.elapsed().as_secs_f64());
-        Ok((Box::new(Prototypes::made(pack, sizes, proxies)), detail))
+        Ok((Box::new(Prototypes::new(pack)), detail))
     }
     fn stored(&self) -> bool {
         true
@@ -204,7 +242,7 @@ impl WorldProduct for TreePrototypesProduct {
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         if bytes.is_empty() {
             return match trees_spec(keys.plan().world) {
-                None => Ok(Box::new(Prototypes::none())),
+                None => Ok(Box::new(Prototypes::new(bytes))),
                 Some(_) => Err("an empty trees pack for a world with trees".into()),
             };
         }
@@ -222,19 +260,23 @@ impl WorldProduct for TreePrototypesProduct {
 }
 
 /// A complete shared pack of the trees product: `TPRO`, `TTEX`, `TIMP` and, if baked, `TCRD`.
-/// Each section is compressed as it is added and its decoded form freed before the next is
-/// encoded: a world with trees peaks in memory here, and the pack never holds every section
-/// uncompressed at once.
-fn shared_pack(world_name: &str, inputs_hash: u64, built: build::Built) -> Result<Vec<u8>, TreesError> {
+/// Each section is compressed as it is added, and the atlases are encoded one by one, each freed
+/// once encoded: a world with trees peaks in memory here.
+fn shared_pack(
+    world_name: &str,
+    inputs_hash: u64,
+    shapes: &build::Shapes,
+    captures: Vec<build::Capture>,
+    cards: bool,
+) -> Result<Vec<u8>, TreesError> {
     let err = format_err("assembling the shared pack");
     let mut b = PackBuilder::new(writer_version());
     b.add(&PackInfo { kind: PackKind::Shared { product: "tree-prototypes".into() }, world_name: world_name.to_owned(), inputs_hash })
         .map_err(&err)?;
-    let build::Built { prototypes, textures, impostors, cards, .. } = built;
-    b.add(&prototypes).map_err(format_err("encoding prototypes"))?;
-    drop(prototypes);
-    b.add(&textures).map_err(format_err("encoding textures"))?;
-    drop(textures);
+    b.add(&shapes.prototypes).map_err(format_err("encoding prototypes"))?;
+    b.add(&shapes.textures).map_err(format_err("encoding textures"))?;
+    let cards = cards.then(|| TreeCards { cards: captures.iter().filter_map(|c| c.cards.clone()).collect() });
+    let impostors = TreeImpostors { atlases: captures.into_iter().map(|c| c.atlas).collect() };
     let pieces = impostors.into_pieces().map_err(format_err("encoding impostors"))?;
     b.add_pieces::<TreeImpostors>(pieces).map_err(format_err("encoding impostors"))?;
     if let Some(c) = cards {
@@ -283,7 +325,7 @@ impl WorldProduct for TreePlacementProduct {
     fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
         let world = keys.plan().world;
         let mut key = StageInputs::new("tree placement", TREES_VERSION)
-            .with("trees", settings_hash(&world.spec.trees))
+            .with("species", settings_hash(&world.spec.trees.as_ref().map(|t| &t.species)))
             .with("seed", settings_hash(&world.spec.seed));
         if trees_spec(world).is_some() {
             key = key.with("density", keys.world_key("volume")?.key().0);
@@ -337,12 +379,12 @@ impl WorldProduct for TreePlacementProduct {
         if !trees_spec(world).is_some_and(|t| t.occlude_light) {
             return Ok(None);
         }
-        Ok(Some(settings_hash(&(keys.world_key(self.name())?.key().0, keys.world_key("tree-prototypes")?.key().0))))
+        Ok(Some(settings_hash(&(keys.world_key(self.name())?.key().0, keys.world_key("tree-shapes")?.key().0))))
     }
     fn light_occluders(&self, ctx: &WorldCtx) -> Result<OccluderMesh, BakeError> {
         let instances = ctx.world::<Vec<TreeInstance>>(self.name())?;
-        let prototypes = ctx.world::<Prototypes>("tree-prototypes")?;
-        let proxies = prototypes.proxies().map_err(fail(ctx.plan(), self.name()))?;
+        let shapes = ctx.world::<TreeShapes>("tree-shapes")?;
+        let proxies = shapes.proxies();
         // Each tree's occluder is placed on any thread; they are joined in placement order, its
         // triangles and albedo read from its prototype's proxy.
         let each: Vec<_> = instances
@@ -419,7 +461,10 @@ impl TileProduct for TreesProduct {
     }
 }
 
-/// `tree-lighting`: each instance's irradiance at its crown from the baked light transport (`TILT`).
+/// `tree-lighting`: each of the tile's instances' irradiance at its crown from the baked light
+/// transport (`TILT`, in the order of the tile's `TINS`). It reads the placement, not `TINS`, so
+/// that the instances' section, which names the shared pack, waits for the impostors while this
+/// one does not.
 pub struct TreeLightingProduct;
 
 impl TileProduct for TreeLightingProduct {
@@ -433,16 +478,16 @@ impl TileProduct for TreeLightingProduct {
         if trees_spec(keys.plan().world).is_none() {
             return Ok(StageInputs::absent("tree lighting"));
         }
+        let id = keys.plan().tiles[tile];
+        let t = &keys.plan().tiling;
         Ok(StageInputs::new("tree lighting", TREES_VERSION)
-            .with("trees", keys.tile_keys("trees")?[tile].key().0)
+            .with("tile", settings_hash(&(id.level, id.x, id.y, t.tile_voxels, t.voxel_size.to_bits())))
+            .with("placement", keys.world_key("tree-placement")?.key().0)
             .with("transport", keys.world_key("transport")?.key().0)
-            .with("prototypes", keys.world_key("tree-prototypes")?.key().0))
+            .with("shapes", keys.world_key("tree-shapes")?.key().0))
     }
     fn world_needs(&self) -> &'static [&'static str] {
-        &["transport", "tree-prototypes"]
-    }
-    fn tile_needs(&self) -> &'static [&'static str] {
-        &["trees"]
+        &["tree-placement", "transport", "tree-shapes"]
     }
     fn sections(&self) -> &'static [kiln_formats::SectionKind] {
         &[TreeLighting::KIND]
@@ -450,17 +495,16 @@ impl TileProduct for TreeLightingProduct {
     fn sections_optional(&self) -> bool {
         true
     }
-    fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
-        let trees = ctx.output("trees")?;
-        let Some(raw) = trees.section(TreeInstances::KIND) else {
+    fn bake(&self, tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
+        if trees_spec(ctx.plan().world).is_none() {
             return Ok(TileOutput { sections: Vec::new(), summary: None });
-        };
+        }
         let err = fail(ctx.plan(), self.name());
-        let instances = TreeInstances::decode(raw).map_err(|e| err(format_err("reading tree instances")(e)))?;
-        let protos = ctx.world::<Prototypes>("tree-prototypes")?;
+        let all = ctx.world::<Vec<TreeInstance>>("tree-placement")?;
+        let instances = tile_instances(ctx.plan(), &all, tile);
+        let shapes = ctx.world::<TreeShapes>("tree-shapes")?;
         let lighting = ctx.world::<WorldLighting>("transport")?;
-        let sizes = protos.sizes().map_err(&err)?;
-        let lit = build::instance_lighting(&lighting.lookup, &instances.instances, sizes);
+        let lit = build::instance_lighting(&lighting.lookup, &instances, &shapes.sizes);
         let bytes = TreeLighting(lit).encode().map_err(|e| err(format_err("encoding tree lighting")(e)))?;
         Ok(TileOutput { sections: vec![RawSection { kind: TreeLighting::KIND, required: TreeLighting::REQUIRED, bytes }], summary: None })
     }

@@ -1,6 +1,7 @@
 //! The trees products' work, apart from their registry plumbing: species parameters from the world
-//! file, prototypes grown and captured in parallel (collected in order), their pack sections, and
-//! the per-instance lighting read from light transport.
+//! file, prototypes grown and captured as separate items (shards split each kind; collected in
+//! order), their cache forms and pack sections, and the per-instance lighting read from light
+//! transport.
 
 use kiln_formats::sections::{
     AtlasLevel, ImpostorAtlas, ImpostorLayout, Rgba8Level, SpeciesTextures, TreeCard, TreeCards, TreeImpostors, TreeInstance, TreeLod, TreePrototype,
@@ -17,22 +18,6 @@ use crate::lighting::LightLookup;
 use crate::rng::mix64;
 use crate::trees::{self, SpeciesParams, LEAF_ALPHA_TEST};
 use crate::world::{ImpostorLayoutSpec, SpeciesSpec, TreesSpec};
-
-/// Everything the shared trees pack holds, decoded.
-pub struct Built {
-    pub prototypes: TreePrototypes,
-    pub textures: TreeTextures,
-    pub impostors: TreeImpostors,
-    pub cards: Option<TreeCards>,
-    /// CPU seconds spent growing prototypes (with their self-AO) and capturing impostors, for the report.
-    pub cpu: (f64, f64),
-}
-
-impl Built {
-    pub fn triangles(&self) -> usize {
-        self.prototypes.prototypes.iter().map(|p| (p.bark_indices.len() + p.leaf_indices.len()) / 3).sum()
-    }
-}
 
 /// The species' generator parameters: its preset with the world file's shape overrides.
 pub fn species_params(s: &SpeciesSpec) -> SpeciesParams {
@@ -79,67 +64,197 @@ pub fn level(img: &Image) -> Rgba8Level {
     Rgba8Level { width: img.width, height: img.height, rgba: img.rgba.clone() }
 }
 
-/// One prototype, grown and captured: the unit of work shards split (see [`Growing`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Grown {
-    pub prototype: TreePrototype,
-    pub atlas: ImpostorAtlas,
-    pub cards: Option<TreePrototypeCards>,
-    /// CPU seconds growing and capturing it (for the report only, never in a pack).
-    pub cpu: (f64, f64),
+/// Length-prefixed parts, the cache form of the trees products' items.
+#[derive(Default)]
+struct Parts(Vec<u8>);
+
+impl Parts {
+    fn part(mut self, bytes: &[u8]) -> Self {
+        self.0.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(bytes);
+        self
+    }
+    fn section(self, s: Result<Vec<u8>, kiln_formats::FormatError>, what: &str) -> Result<Self, TreesError> {
+        Ok(self.part(&s.map_err(format_err(what))?))
+    }
 }
 
-impl Grown {
-    /// The cache form: the three sections holding this prototype alone, then the CPU seconds.
-    pub fn to_bytes(&self, species: &[String]) -> Result<Vec<u8>, TreesError> {
-        let parts = [
-            TreePrototypes { species: species.to_vec(), prototypes: vec![self.prototype.clone()] }.encode(),
-            TreeImpostors { atlases: vec![self.atlas.clone()] }.encode(),
-            TreeCards { cards: self.cards.iter().cloned().collect() }.encode(),
-        ];
-        let mut out = Vec::new();
-        for part in parts {
-            let bytes = part.map_err(format_err("a grown prototype"))?;
-            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-            out.extend_from_slice(&bytes);
+/// Reads [`Parts`] back in order.
+struct PartsReader<'b>(&'b [u8]);
+
+impl<'b> PartsReader<'b> {
+    fn part(&mut self) -> Result<&'b [u8], String> {
+        let take = |b: &'b [u8], n: usize| if b.len() < n { Err("truncated".to_owned()) } else { Ok(b.split_at(n)) };
+        let (len, rest) = take(self.0, 8)?;
+        let (part, rest) = take(rest, u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize)?;
+        self.0 = rest;
+        Ok(part)
+    }
+    fn f32s(&mut self) -> Result<Vec<f32>, String> {
+        let b = self.part()?;
+        if b.len() % 4 != 0 {
+            return Err("a float array of odd length".into());
         }
-        out.extend_from_slice(&self.cpu.0.to_le_bytes());
-        out.extend_from_slice(&self.cpu.1.to_le_bytes());
-        Ok(out)
+        Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+    }
+    fn f64(&mut self) -> Result<f64, String> {
+        let b = self.part()?;
+        Ok(f64::from_le_bytes(b.try_into().map_err(|_| "not an f64".to_owned())?))
+    }
+    fn end(self) -> Result<(), String> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err("trailing bytes".into())
+        }
+    }
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// One prototype grown: the unit of `tree-shapes`' work that shards split (see [`Growing`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shape {
+    pub prototype: TreePrototype,
+    /// Its self-AO per vertex as computed (the section rounds it to bytes): what its impostor is
+    /// captured with.
+    pub ao: Vec<f32>,
+    /// CPU seconds growing it (for the report only, never in a pack).
+    pub cpu: f64,
+}
+
+impl Shape {
+    /// The cache form: the `TPRO` section of this prototype alone, its AO, then the CPU seconds.
+    pub fn to_bytes(&self, species: &[String]) -> Result<Vec<u8>, TreesError> {
+        let one = TreePrototypes { species: species.to_vec(), prototypes: vec![self.prototype.clone()] };
+        let parts = Parts::default().section(one.encode(), "a grown prototype")?;
+        Ok(parts.part(&f32_bytes(&self.ao)).part(&self.cpu.to_le_bytes()).0)
     }
 
-    /// Reads [`Grown::to_bytes`]' form back, checking each section.
-    pub fn from_bytes(mut b: &[u8], species: &[String]) -> Result<Grown, String> {
-        let mut take = |n: usize| -> Result<&[u8], String> {
-            if b.len() < n {
-                return Err("truncated".into());
-            }
-            let (head, rest) = b.split_at(n);
-            b = rest;
-            Ok(head)
-        };
-        let mut section = || -> Result<Vec<u8>, String> {
-            let len = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes")) as usize;
-            Ok(take(len)?.to_vec())
-        };
-        let (p, i, c) = (section()?, section()?, section()?);
-        let mut protos = TreePrototypes::decode(&p).map_err(|e| e.to_string())?;
-        let mut atlases = TreeImpostors::decode(&i).map_err(|e| e.to_string())?;
-        let cards = TreeCards::decode(&c).map_err(|e| e.to_string())?;
-        if protos.species != species || protos.prototypes.len() != 1 || atlases.atlases.len() != 1 || cards.cards.len() > 1 {
+    /// Reads [`Shape::to_bytes`]' form back, checking it.
+    pub fn from_bytes(b: &[u8], species: &[String]) -> Result<Shape, String> {
+        let mut r = PartsReader(b);
+        let mut protos = TreePrototypes::decode(r.part()?).map_err(|e| e.to_string())?;
+        let (ao, cpu) = (r.f32s()?, r.f64()?);
+        r.end()?;
+        if protos.species != species || protos.prototypes.len() != 1 || protos.prototypes[0].positions.len() != ao.len() {
             return Err("not one prototype of this world's species".into());
         }
-        let mut f = || take(8).map(|v| f64::from_le_bytes(v.try_into().expect("8 bytes")));
-        let cpu = (f()?, f()?);
-        if !b.is_empty() {
-            return Err("trailing bytes".into());
+        Ok(Shape { prototype: protos.prototypes.remove(0), ao, cpu })
+    }
+}
+
+/// The mesh prototype `p` was grown as, with its AO unrounded (`ao`): what its impostor captures.
+fn grown_mesh(p: &TreePrototype, ao: &[f32]) -> trees::TreeMesh {
+    trees::TreeMesh {
+        positions: p.positions.clone(),
+        normals: p.normals.clone(),
+        uvs: p.uvs.clone(),
+        ao: ao.to_vec(),
+        bark_indices: p.bark_indices.clone(),
+        leaf_indices: p.leaf_indices.clone(),
+        lods: p.lods.map(|l| trees::Lod { bark_index_count: l.bark_index_count, leaf_index_count: l.leaf_index_count }),
+    }
+}
+
+/// One prototype's impostor: the unit of `tree-prototypes`' work that shards split.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capture {
+    pub atlas: ImpostorAtlas,
+    pub cards: Option<TreePrototypeCards>,
+    /// CPU seconds capturing it (for the report only, never in a pack).
+    pub cpu: f64,
+}
+
+impl Capture {
+    /// The cache form: the `TIMP` and `TCRD` sections holding this prototype alone, then the CPU seconds.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, TreesError> {
+        let parts = Parts::default()
+            .section(TreeImpostors { atlases: vec![self.atlas.clone()] }.encode(), "a captured prototype")?
+            .section(TreeCards { cards: self.cards.iter().cloned().collect() }.encode(), "a captured prototype")?;
+        Ok(parts.part(&self.cpu.to_le_bytes()).0)
+    }
+
+    /// Reads [`Capture::to_bytes`]' form back, checking each section.
+    pub fn from_bytes(b: &[u8]) -> Result<Capture, String> {
+        let mut r = PartsReader(b);
+        let mut atlases = TreeImpostors::decode(r.part()?).map_err(|e| e.to_string())?;
+        let cards = TreeCards::decode(r.part()?).map_err(|e| e.to_string())?;
+        let cpu = r.f64()?;
+        r.end()?;
+        if atlases.atlases.len() != 1 || cards.cards.len() > 1 {
+            return Err("not one prototype's impostor".into());
         }
-        Ok(Grown { prototype: protos.prototypes.remove(0), atlas: atlases.atlases.remove(0), cards: cards.cards.into_iter().next(), cpu })
+        Ok(Capture { atlas: atlases.atlases.remove(0), cards: cards.cards.into_iter().next(), cpu })
+    }
+}
+
+/// Every prototype of a world grown, with the species' textures: what light transport and
+/// instance lighting read of the trees, and what their impostors are captured from.
+pub struct Shapes {
+    pub prototypes: TreePrototypes,
+    pub textures: TreeTextures,
+    /// Per prototype, its [`Shape::ao`].
+    pub ao: Vec<Vec<f32>>,
+    /// CPU seconds growing them (for the report only).
+    pub cpu: f64,
+}
+
+impl Shapes {
+    /// No trees.
+    pub fn none() -> Shapes {
+        Shapes {
+            prototypes: TreePrototypes { species: Vec::new(), prototypes: Vec::new() },
+            textures: TreeTextures { species: Vec::new() },
+            ao: Vec::new(),
+            cpu: 0.0,
+        }
+    }
+
+    /// Each prototype's height and crown radius (object space), what instance lighting reads.
+    pub fn sizes(&self) -> Vec<(f32, f32)> {
+        self.prototypes.prototypes.iter().map(|p| (p.height, p.crown_radius)).collect()
+    }
+
+    pub fn triangles(&self) -> usize {
+        self.prototypes.prototypes.iter().map(|p| (p.bark_indices.len() + p.leaf_indices.len()) / 3).sum()
+    }
+
+    /// The cache form: `TPRO`, `TTEX`, then every prototype's AO.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, TreesError> {
+        let mut parts = Parts::default()
+            .section(self.prototypes.encode(), "encoding prototypes")?
+            .section(self.textures.encode(), "encoding textures")?
+            .part(&self.cpu.to_le_bytes());
+        for ao in &self.ao {
+            parts = parts.part(&f32_bytes(ao));
+        }
+        Ok(parts.0)
+    }
+
+    /// Reads [`Shapes::to_bytes`]' form back, checking that it holds `species`' prototypes.
+    pub fn from_bytes(b: &[u8], species: &[String]) -> Result<Shapes, String> {
+        let mut r = PartsReader(b);
+        let prototypes = TreePrototypes::decode(r.part()?).map_err(|e| e.to_string())?;
+        let textures = TreeTextures::decode(r.part()?).map_err(|e| e.to_string())?;
+        let cpu = r.f64()?;
+        let ao = prototypes.prototypes.iter().map(|_| r.f32s()).collect::<Result<Vec<_>, _>>()?;
+        r.end()?;
+        if prototypes.species != species || textures.species.len() != species.len() {
+            return Err("not this world's species".into());
+        }
+        if prototypes.prototypes.iter().zip(&ao).any(|(p, ao)| p.positions.len() != ao.len()) {
+            return Err("an AO array of the wrong length".into());
+        }
+        Ok(Shapes { prototypes, textures, ao, cpu })
     }
 }
 
 /// The prototypes of a `[trees]` section as separate pieces of work: [`Growing::grow`] makes one
-/// (any of them, in any process), [`Growing::assemble`] puts them together in order.
+/// and [`Growing::capture`] its impostor (any of them, in any process), [`Growing::shapes`] puts
+/// the grown ones together in order.
 pub struct Growing<'a> {
     spec: &'a TreesSpec,
     world_seed: u64,
@@ -168,12 +283,29 @@ impl<'a> Growing<'a> {
         self.spec.species.iter().map(|s| s.preset.clone()).collect()
     }
 
-    /// Grows and captures prototype `index`.
-    pub fn grow(&self, index: usize) -> Result<Grown, TreesError> {
-        let spec = self.spec;
+    /// Grows prototype `index`.
+    pub fn grow(&self, index: usize) -> Shape {
         let (s, k) = self.jobs[index];
-        let sp = &spec.species[s];
-        let settings = |texel: f32| ImpostorSettings {
+        let sp = &self.spec.species[s];
+        let n = sp.prototypes as f64;
+        let height = (sp.height[0] + (sp.height[1] - sp.height[0]) * (k as f64 + 0.5) / n) as f32;
+        let seed = mix64(self.world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
+        let clock = std::time::Instant::now();
+        let proto = trees::grow(&self.params[s], seed, height);
+        let cpu = clock.elapsed().as_secs_f64();
+        Shape { prototype: prototype_section(s, &proto), ao: proto.mesh.ao, cpu }
+    }
+
+    /// Captures the impostor of prototype `index`, grown as `prototype` with self-AO `ao` ([`Shape`]).
+    pub fn capture(&self, index: usize, prototype: &TreePrototype, ao: &[f32]) -> Result<Capture, TreesError> {
+        let spec = self.spec;
+        let s = self.jobs[index].0;
+        let m = grown_mesh(prototype, ao);
+        let texel = match spec.impostor.texel {
+            t if t > 0.0 => t as f32,
+            _ => m.auto_impostor_texel(),
+        };
+        let settings = ImpostorSettings {
             layout: match spec.impostor.layout {
                 ImpostorLayoutSpec::Octahedral => Layout::Octahedral,
                 ImpostorLayoutSpec::HemiOctahedral => Layout::HemiOctahedral,
@@ -183,59 +315,30 @@ impl<'a> Growing<'a> {
             cards: spec.impostor.cards,
             ..ImpostorSettings::default()
         };
-        let n = sp.prototypes as f64;
-        let height = (sp.height[0] + (sp.height[1] - sp.height[0]) * (k as f64 + 0.5) / n) as f32;
-        let seed = mix64(self.world_seed ^ mix64(((s as u64) << 32) | u64::from(k)).wrapping_add(0x5452_4545)); // "TREE"
         let clock = std::time::Instant::now();
-        let proto = trees::grow(&self.params[s], seed, height);
-        let grow_seconds = clock.elapsed().as_secs_f64();
-        let m = &proto.mesh;
-        let texel = match spec.impostor.texel {
-            t if t > 0.0 => t as f32,
-            _ => m.auto_impostor_texel(),
-        };
-        let clock = std::time::Instant::now();
-        let imp = m
-            .with_capture_mesh(0, &self.textures[s], |capture| impostor::bake(capture, &settings(texel)))
-            .map_err(|e| TreesError::Impostor { index, species: sp.preset.clone(), reason: e.to_string() })?;
-        let capture_seconds = clock.elapsed().as_secs_f64();
-        Ok(Grown {
-            prototype: prototype_section(s, &proto),
-            atlas: atlas_section(&imp),
-            cards: imp.cards.as_ref().map(cards_section),
-            cpu: (grow_seconds, capture_seconds),
-        })
+        let imp = m.with_capture_mesh(0, &self.textures[s], |capture| impostor::bake(capture, &settings)).map_err(|e| TreesError::Impostor {
+            index,
+            species: spec.species[s].preset.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(Capture { atlas: atlas_section(&imp), cards: imp.cards.as_ref().map(cards_section), cpu: clock.elapsed().as_secs_f64() })
     }
 
     /// Every prototype (`grown[i]` from [`Growing::grow`]`(i)`) with the species' textures.
-    pub fn assemble(self, grown: Vec<Grown>) -> Built {
-        let spec = self.spec;
-        let mut built = Built {
-            prototypes: TreePrototypes { species: self.species(), prototypes: Vec::new() },
-            textures: TreeTextures {
-                species: self
-                    .textures
-                    .iter()
-                    .map(|t| SpeciesTextures {
-                        bark: coverage_preserving_mips(&t.bark, 0.5).iter().map(level).collect(),
-                        leaf: coverage_preserving_mips(&t.leaf, LEAF_ALPHA_TEST).iter().map(level).collect(),
-                    })
-                    .collect(),
-            },
-            impostors: TreeImpostors { atlases: Vec::new() },
-            cards: spec.impostor.cards.then(|| TreeCards { cards: Vec::new() }),
-            cpu: (0.0, 0.0),
+    pub fn shapes(&self, grown: Vec<Shape>) -> Shapes {
+        let textures = TreeTextures {
+            species: self
+                .textures
+                .iter()
+                .map(|t| SpeciesTextures {
+                    bark: coverage_preserving_mips(&t.bark, 0.5).iter().map(level).collect(),
+                    leaf: coverage_preserving_mips(&t.leaf, LEAF_ALPHA_TEST).iter().map(level).collect(),
+                })
+                .collect(),
         };
-        for g in grown {
-            built.cpu.0 += g.cpu.0;
-            built.cpu.1 += g.cpu.1;
-            built.prototypes.prototypes.push(g.prototype);
-            built.impostors.atlases.push(g.atlas);
-            if let (Some(cards), Some(c)) = (&mut built.cards, g.cards) {
-                cards.cards.push(c);
-            }
-        }
-        built
+        let cpu = grown.iter().map(|g| g.cpu).sum();
+        let (prototypes, ao) = grown.into_iter().map(|g| (g.prototype, g.ao)).unzip();
+        Shapes { prototypes: TreePrototypes { species: self.species(), prototypes }, textures, ao, cpu }
     }
 }
 

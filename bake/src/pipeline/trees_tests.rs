@@ -155,3 +155,55 @@ fn every_species_impostor_comes_as_close_to_its_mesh_as_an_exact_capture_half_a_
         }
     }
 }
+
+/// The key of world product `product` for the world `text` describes.
+fn world_key(text: &str, product: &str) -> u128 {
+    use crate::pipeline::{progress::NoProgress, Engine, Plan, Registry, StageCache};
+    let world = crate::world::World::from_str(text, std::path::Path::new("w.toml"), std::path::Path::new(".")).unwrap();
+    let (plan, registry, cache) = (Plan::new(&world), Registry::standard(), StageCache::new(None, "keys", false));
+    let engine = Engine::new(&plan, &registry, &cache, &NoProgress);
+    engine.world_key(product).unwrap().key().0
+}
+
+#[test]
+fn impostor_settings_never_retrace_the_light_but_shapes_do() {
+    let text = |species: &str, impostor: &str| {
+        format!("name = 't'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n[[trees.species]]\npreset = 'pine'\n{species}\n[trees.impostor]\n{impostor}\n")
+    };
+    let (plain, views, taller) = (text("", ""), text("", "grid = 8"), text("height = [2.0, 3.0]", ""));
+    assert_eq!(world_key(&plain, "transport"), world_key(&views, "transport"), "an impostor setting retraced the light");
+    assert_ne!(world_key(&plain, "tree-prototypes"), world_key(&views, "tree-prototypes"), "an impostor setting kept the atlases");
+    assert_ne!(world_key(&plain, "transport"), world_key(&taller, "transport"), "taller trees kept the light");
+    assert_ne!(world_key(&plain, "tree-shapes"), world_key(&taller, "tree-shapes"));
+}
+
+#[test]
+fn grown_and_captured_prototypes_come_back_from_their_cache_forms_and_damaged_ones_do_not() {
+    let spec = crate::world::World::from_str(
+        "name = 't'\n[volume]\nsize = [64, 64, 32]\nvoxel_size = 0.25\ntile_size = 16\n[[trees.species]]\npreset = 'pine'\nprototypes = 2\n",
+        std::path::Path::new("w.toml"),
+        std::path::Path::new("."),
+    )
+    .unwrap()
+    .spec
+    .trees
+    .unwrap();
+    let growing = build::Growing::new(&spec, 7);
+    let species = growing.species();
+    let shape = growing.grow(1);
+    let bytes = shape.to_bytes(&species).unwrap();
+    assert_eq!(build::Shape::from_bytes(&bytes, &species).unwrap(), shape);
+    assert!(build::Shape::from_bytes(&bytes[..bytes.len() - 1], &species).is_err(), "a truncated shape was read");
+    assert!(build::Shape::from_bytes(&bytes, &["oak".to_owned()]).is_err(), "another world's shape was read");
+
+    let capture = growing.capture(1, &shape.prototype, &shape.ao).unwrap();
+    let bytes = capture.to_bytes().unwrap();
+    assert_eq!(build::Capture::from_bytes(&bytes).unwrap(), capture);
+    assert!(build::Capture::from_bytes(&[bytes.as_slice(), &[0]].concat()).is_err(), "trailing bytes were read");
+
+    let shapes = growing.shapes(vec![growing.grow(0), shape]);
+    let bytes = shapes.to_bytes().unwrap();
+    let back = build::Shapes::from_bytes(&bytes, &species).unwrap();
+    assert_eq!((&back.prototypes, &back.textures, &back.ao), (&shapes.prototypes, &shapes.textures, &shapes.ao));
+    assert!(build::Shapes::from_bytes(&bytes[..bytes.len() / 2], &species).is_err(), "a truncated set of shapes was read");
+}
