@@ -112,10 +112,6 @@ fn prototype_inputs(spec: &TreesSpec) -> u128 {
     settings_hash(&(species_shapes(spec), &spec.impostor))
 }
 
-fn species_names(world: &World) -> Vec<String> {
-    trees_spec(world).map_or_else(Vec::new, |t| t.species.iter().map(|s| s.preset.clone()).collect())
-}
-
 /// `tree-shapes`: every species' prototypes grown (meshes, LODs, self-AO) and the species'
 /// textures: what light transport and instance lighting read, apart from the impostors so that
 /// these are captured while the light is traced.
@@ -174,7 +170,7 @@ impl WorldProduct for TreeShapesProduct {
         value.downcast_ref::<TreeShapes>().and_then(|s| s.shapes.to_bytes().ok()).map(Cow::Owned)
     }
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
-        Ok(Box::new(TreeShapes::new(build::Shapes::from_bytes(&bytes, &species_names(keys.plan().world))?)))
+        Ok(Box::new(TreeShapes::new(build::Shapes::from_bytes(&bytes, &trees_spec(keys.plan().world).map_or_else(Vec::new, build::species_names))?)))
     }
 }
 

@@ -252,6 +252,12 @@ impl Shapes {
     }
 }
 
+/// The species names of a `[trees]` section, in the world file's order: what the prototypes'
+/// sections and cache forms name.
+pub fn species_names(spec: &TreesSpec) -> Vec<String> {
+    spec.species.iter().map(|s| s.preset.clone()).collect()
+}
+
 /// The prototypes of a `[trees]` section as separate pieces of work: [`Growing::grow`] makes one
 /// and [`Growing::capture`] its impostor (any of them, in any process), [`Growing::shapes`] puts
 /// the grown ones together in order.
@@ -280,7 +286,7 @@ impl<'a> Growing<'a> {
 
     /// The species names, in the world file's order.
     pub fn species(&self) -> Vec<String> {
-        self.spec.species.iter().map(|s| s.preset.clone()).collect()
+        species_names(self.spec)
     }
 
     /// Grows prototype `index`.
