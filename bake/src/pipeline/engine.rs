@@ -370,7 +370,9 @@ impl<'a> Engine<'a> {
                 return Err(BakeError::Incomplete(format!("{} is not in the cache yet", p.name())));
             }
             // Shards claim a stored product: one computes it, the others wait and then read it.
-            let _claim = match self.role.is_shard() && p.stored() && !p.splits_its_work() {
+            // One whose items they split is claimed once each has done its share, if it has that step.
+            let shared = self.role.is_shard() && p.stored() && p.splits_its_work() && self.share(p)?;
+            let _claim = match self.role.is_shard() && p.stored() && (!p.splits_its_work() || shared) {
                 true => {
                     let claim = self.cache.claim(&key);
                     if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, b)) {

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::{Engine, Entry, StageInputs, TileOutput};
 use crate::pipeline::failpoint;
+use crate::pipeline::product::WorldProduct;
 use crate::pipeline::progress::StageProgress;
 use crate::pipeline::stage_cache::TryClaim;
 use crate::pipeline::BakeError;
@@ -41,7 +42,7 @@ impl Engine<'_> {
         if !self.role().is_shard() {
             return (0..count).into_par_iter().map(&compute).collect();
         }
-        let key = |k: usize| StageInputs::new(stage, 1).with("product", inputs.key().0).with("item", k as u128);
+        let key = |k: usize| item_key(stage, inputs, k);
         let label = |k: usize| format!("{stage} {k}");
         let read = |k: usize| self.cache().lookup(&label(k), &key(k), |b| decode(k, &b));
         let store = |k: usize| -> Result<T, BakeError> {
@@ -52,6 +53,45 @@ impl Engine<'_> {
         let mut items = self.claim_each(&(0..count).collect::<Vec<_>>(), key, read, store)?;
         items.sort_unstable_by_key(|(k, _)| *k);
         Ok(items.into_iter().map(|(_, v)| v).collect())
+    }
+
+    /// World product `p`'s share of its items in this shard ([`WorldProduct::share`]), after what
+    /// it reads; whether it has that step.
+    pub(super) fn share(&self, p: &dyn WorldProduct) -> Result<bool, BakeError> {
+        for need in p.world_needs() {
+            self.resolve_world(self.registry.index(need)?)?;
+        }
+        p.share(self)
+    }
+
+    /// This shard's share of [`Engine::shared_items`]' items, without reading any: every item
+    /// neither stored nor held by another process is computed and stored under a claim, starting
+    /// at the shard's share. What another process holds is left to it (and to whoever puts the
+    /// items together, who waits for it).
+    pub fn share_items<T: Send>(
+        &self,
+        stage: &'static str,
+        inputs: &StageInputs,
+        count: usize,
+        compute: impl Fn(usize) -> Result<T, BakeError> + Sync,
+        encode: impl Fn(&T) -> Result<Vec<u8>, BakeError> + Sync,
+    ) -> Result<(), BakeError> {
+        if !self.role().is_shard() {
+            return Ok(());
+        }
+        let key = |k: usize| item_key(stage, inputs, k);
+        self.role().rotate(&(0..count).collect::<Vec<_>>()).par_iter().with_max_len(1).try_for_each(|&k| {
+            if self.cache().contains(&key(k)) {
+                return Ok(());
+            }
+            match self.cache().try_claim(&key(k)) {
+                TryClaim::Taken(_claim) if !self.cache().contains(&key(k)) => {
+                    self.cache().computed(&format!("{stage} {k}"), &key(k), &encode(&compute(k)?)?);
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        })
     }
 
     /// The claim loop of shards: each of `items`, taken in this shard's order, is read when stored
@@ -161,4 +201,9 @@ impl Engine<'_> {
         });
         out
     }
+}
+
+/// The cache key of item `k` of a product's `stage` items ([`Engine::shared_items`]).
+fn item_key(stage: &'static str, inputs: &StageInputs, k: usize) -> StageInputs {
+    StageInputs::new(stage, 1).with("product", inputs.key().0).with("item", k as u128)
 }

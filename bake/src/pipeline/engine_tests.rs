@@ -136,6 +136,52 @@ fn shards_hold_what_their_tiles_read() {
     }
 }
 
+/// Shards running at once split the impostors and the caustic frames between them, and one of
+/// them puts each shared pack together while the others wait and read it: a pack is compressed
+/// once, not once per shard. Each shard has its own threads, as a process of its own would.
+#[test]
+fn shards_at_once_put_each_shared_pack_together_once() {
+    let world = world();
+    let plan = Plan::new(&world);
+    let registry = Registry::standard();
+    let all: Vec<usize> = (0..plan.tiles.len()).collect();
+    let one: Vec<Vec<u8>> = {
+        let cache = StageCache::new(None, "released", false);
+        Engine::new(&plan, &registry, &cache, &NoProgress).packs(&all).expect("bakes").into_iter().map(|t| t.pack).collect()
+    };
+    let dir = std::env::temp_dir().join(format!("kiln-engine-shards-at-once-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = || StageCache::new(Some(kiln_cache::store::Store::open(&dir).expect("a store")), "released", false);
+    let counts: Vec<Vec<(&str, u32)>> = std::thread::scope(|s| {
+        let shards: Vec<_> = (0..3)
+            .map(|index| {
+                let (plan, registry, all, cache) = (&plan, &registry, &all, &cache);
+                s.spawn(move || {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a pool");
+                    pool.install(|| {
+                        let cache = cache();
+                        let engine = Engine::new(plan, registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 });
+                        let own: Vec<usize> = all.iter().copied().filter(|&t| engine.role().owns(t)).collect();
+                        engine.packs(&own).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
+                        engine.shared_packs_into(&mut |_, _| Ok(())).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
+                        engine.computed_counts()
+                    })
+                })
+            })
+            .collect();
+        shards.into_iter().map(|h| h.join().expect("a shard")).collect()
+    });
+    for product in ["tree-prototypes", "water-waves"] {
+        let times: u32 = counts.iter().flatten().filter(|(name, _)| *name == product).map(|(_, t)| t).sum();
+        assert_eq!(times, 1, "three shards put {product} together {times} times");
+    }
+    let cache = cache();
+    let assembly = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Assemble);
+    let sharded: Vec<Vec<u8>> = assembly.packs(&all).expect("the shards left a complete cache").into_iter().map(|t| t.pack).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(sharded == one, "three shards at once give the packs of one process");
+}
+
 /// The products a holding bake makes alongside the others read only the world file: resolved on
 /// their own, before anything else, they need no other product, and the bake after them makes
 /// nothing twice and the same packs.

@@ -145,10 +145,19 @@ pub trait WorldProduct: Sync {
         false
     }
     /// Whether its computation splits its work among shards itself (through
-    /// `Engine::shared_items`): then shards do not claim the
-    /// product as a whole, and each puts the value together from the items.
+    /// `Engine::shared_items`): then shards do not claim the product as a whole before their share
+    /// is done, and each puts the value together from the items unless it has a
+    /// [`WorldProduct::share`] step.
     fn splits_its_work(&self) -> bool {
         false
+    }
+    /// For a stored product that splits its work: computes and stores this process's share of
+    /// the items without reading the others' (`Engine::share_items`), and says so with `true`.
+    /// A shard then claims the product as a whole, so that one shard puts the items together
+    /// (compressing a shared pack, say) while the others wait and read what it stored. `false`
+    /// (the default): every shard puts the items together itself.
+    fn share(&self, _ctx: &WorldCtx) -> Result<bool, BakeError> {
+        Ok(false)
     }
     /// Whether its key and its computation read nothing but the world file, itself or through the
     /// products it needs: its world needs read only the world file too, and it reads no tile

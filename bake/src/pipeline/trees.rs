@@ -212,7 +212,7 @@ impl WorldProduct for TreePrototypesProduct {
             "tree impostor",
             &self.inputs(ctx)?,
             growing.count(),
-            |i| growing.capture(i, &grown.prototypes.prototypes[i], &grown.ao[i]).map_err(&err),
+            |i| growing.capture(i, grown).map_err(&err),
             |c| c.to_bytes().map_err(&err),
             |_, b| build::Capture::from_bytes(b),
         )?;
@@ -228,6 +228,21 @@ impl WorldProduct for TreePrototypesProduct {
     }
     fn splits_its_work(&self) -> bool {
         true
+    }
+    fn share(&self, ctx: &WorldCtx) -> Result<bool, BakeError> {
+        let world = ctx.plan().world;
+        let Some(spec) = trees_spec(world) else { return Ok(true) };
+        let err = fail(ctx.plan(), self.name());
+        let shapes = ctx.world::<TreeShapes>("tree-shapes")?;
+        let (growing, grown) = (build::Growing::new(spec, world.spec.seed), &shapes.shapes);
+        ctx.share_items(
+            "tree impostor",
+            &self.inputs(ctx)?,
+            growing.count(),
+            |i| growing.capture(i, grown).map_err(&err),
+            |c| c.to_bytes().map_err(&err),
+        )?;
+        Ok(true)
     }
     fn reads_only_the_world_file(&self) -> bool {
         true

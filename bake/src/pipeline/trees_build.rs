@@ -302,11 +302,11 @@ impl<'a> Growing<'a> {
         Shape { prototype: prototype_section(s, &proto), ao: proto.mesh.ao, cpu }
     }
 
-    /// Captures the impostor of prototype `index`, grown as `prototype` with self-AO `ao` ([`Shape`]).
-    pub fn capture(&self, index: usize, prototype: &TreePrototype, ao: &[f32]) -> Result<Capture, TreesError> {
+    /// Captures the impostor of prototype `index` of `shapes` (what [`Growing::shapes`] made).
+    pub fn capture(&self, index: usize, shapes: &Shapes) -> Result<Capture, TreesError> {
         let spec = self.spec;
         let s = self.jobs[index].0;
-        let m = grown_mesh(prototype, ao);
+        let m = grown_mesh(&shapes.prototypes.prototypes[index], &shapes.ao[index]);
         let texel = match spec.impostor.texel {
             t if t > 0.0 => t as f32,
             _ => m.auto_impostor_texel(),

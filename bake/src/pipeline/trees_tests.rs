@@ -196,12 +196,12 @@ fn grown_and_captured_prototypes_come_back_from_their_cache_forms_and_damaged_on
     assert!(build::Shape::from_bytes(&bytes[..bytes.len() - 1], &species).is_err(), "a truncated shape was read");
     assert!(build::Shape::from_bytes(&bytes, &["oak".to_owned()]).is_err(), "another world's shape was read");
 
-    let capture = growing.capture(1, &shape.prototype, &shape.ao).unwrap();
+    let shapes = growing.shapes(vec![growing.grow(0), shape]);
+    let capture = growing.capture(1, &shapes).unwrap();
     let bytes = capture.to_bytes().unwrap();
     assert_eq!(build::Capture::from_bytes(&bytes).unwrap(), capture);
     assert!(build::Capture::from_bytes(&[bytes.as_slice(), &[0]].concat()).is_err(), "trailing bytes were read");
 
-    let shapes = growing.shapes(vec![growing.grow(0), shape]);
     let bytes = shapes.to_bytes().unwrap();
     let back = build::Shapes::from_bytes(&bytes, &species).unwrap();
     assert_eq!((&back.prototypes, &back.textures, &back.ao), (&shapes.prototypes, &shapes.textures, &shapes.ao));

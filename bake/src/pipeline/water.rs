@@ -212,7 +212,7 @@ impl WorldProduct for WaterWavesProduct {
             &self.inputs(ctx)?,
             frames.spec.frames as usize,
             |f| Ok(bake.frame(f)),
-            |m| Ok(m.iter().flat_map(|v| v.to_le_bytes()).collect()),
+            |m| Ok(caustic_bytes(m)),
             |_, b| match b.len() == 4 * len {
                 true => Ok(b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect()),
                 false => Err(format!("{} bytes, expected {}", b.len(), 4 * len)),
@@ -239,6 +239,15 @@ impl WorldProduct for WaterWavesProduct {
     }
     fn splits_its_work(&self) -> bool {
         true
+    }
+    fn share(&self, ctx: &WorldCtx) -> Result<bool, BakeError> {
+        let world = ctx.plan().world;
+        let Some(spec) = water_spec(world) else { return Ok(true) };
+        let err = fail(ctx.plan(), self.name());
+        let frames = crate::water::bake_waves(&wave_spec(spec, world.spec.seed)).map_err(|e| err(e.into()))?;
+        let bake = crate::water::CausticBake::new(&frames, &caustic_spec(spec, &world.spec.lighting)).map_err(|e| err(e.into()))?;
+        ctx.share_items("caustic frame", &self.inputs(ctx)?, frames.spec.frames as usize, |f| Ok(bake.frame(f)), |m| Ok(caustic_bytes(m)))?;
+        Ok(true)
     }
     fn reads_only_the_world_file(&self) -> bool {
         true
@@ -340,6 +349,11 @@ impl TileProduct for WaterProduct {
             None => Err("sections other than WTIL".into()),
         }
     }
+}
+
+/// A caustic frame's cache form: its floats, little-endian.
+fn caustic_bytes(map: &[f32]) -> Vec<u8> {
+    map.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 #[cfg(test)]
