@@ -43,11 +43,10 @@ impl Engine<'_> {
             return (0..count).into_par_iter().map(&compute).collect();
         }
         let key = |k: usize| item_key(stage, inputs, k);
-        let label = |k: usize| format!("{stage} {k}");
-        let read = |k: usize| self.cache().lookup(&label(k), &key(k), |b| decode(k, &b));
+        let read = |k: usize| self.cache().lookup(&item_label(stage, k), &key(k), |b| decode(k, &b));
         let store = |k: usize| -> Result<T, BakeError> {
             let v = compute(k)?;
-            self.cache().computed(&label(k), &key(k), &encode(&v)?);
+            self.cache().computed(&item_label(stage, k), &key(k), &encode(&v)?);
             Ok(v)
         };
         let mut items = self.claim_each(&(0..count).collect::<Vec<_>>(), key, read, store)?;
@@ -86,7 +85,7 @@ impl Engine<'_> {
             }
             match self.cache().try_claim(&key(k)) {
                 TryClaim::Taken(_claim) if !self.cache().contains(&key(k)) => {
-                    self.cache().computed(&format!("{stage} {k}"), &key(k), &encode(&compute(k)?)?);
+                    self.cache().computed(&item_label(stage, k), &key(k), &encode(&compute(k)?)?);
                     Ok(())
                 }
                 _ => Ok(()),
@@ -201,6 +200,11 @@ impl Engine<'_> {
         });
         out
     }
+}
+
+/// How the cache's log and counts name item `k` of `stage`.
+fn item_label(stage: &'static str, k: usize) -> String {
+    format!("{stage} {k}")
 }
 
 /// The cache key of item `k` of a product's `stage` items ([`Engine::shared_items`]).

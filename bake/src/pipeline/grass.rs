@@ -6,7 +6,8 @@
 //! The map is computed once for the whole world at half-voxel spacing and every tile of every level
 //! takes its samples from it (level k every 2^k-th sample), so neighbouring tiles agree on their
 //! shared border samples, and the slope test at a sample sees its neighbours across tile borders.
-//! The algorithm of the patches is `crate::grass`; the map and the instances are `grass_build.rs`.
+//! The algorithm of the patches is `crate::grass`; the map is `grass_ground.rs` (computed in bands
+//! of rows that shards split among them), the instances `grass_build.rs`.
 
 use std::borrow::Cow;
 
@@ -29,8 +30,10 @@ use crate::world::{GrassSpec, World};
 
 #[path = "grass_build.rs"]
 mod build;
+#[path = "grass_ground.rs"]
+mod ground;
 
-pub use build::GroundMap;
+pub use ground::GroundMap;
 
 /// Version of the grass products' algorithms (patches, ground map, keep rule, instances): bump it
 /// whenever their output for the same inputs changes.
@@ -198,7 +201,8 @@ fn level0_tiles(plan: &Plan) -> Vec<usize> {
     (0..plan.tiles.len()).filter(|&t| plan.tiles[t].level == 0).collect()
 }
 
-/// `grass-ground`: the world-wide map grass stands on (not stored: the tiles' slices are).
+/// `grass-ground`: the world-wide map grass stands on (not stored: the tiles' slices are). Shards
+/// split its bands among them, each storing the ones it computes, and read the others'.
 pub struct GrassGroundProduct;
 
 impl WorldProduct for GrassGroundProduct {
@@ -256,7 +260,7 @@ impl WorldProduct for GrassGroundProduct {
         let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), &slices);
         let image =
             world.grass_density.as_ref().map(|img| DensityImage::from_texel_centres(img.map.width, img.map.height, |u, v| img.map.sample(u, v)));
-        let (map, detail) = build::ground_map(&build::GroundInputs {
+        let inputs = ground::GroundInputs {
             volume: &volume,
             light: &light,
             voxel_size: ctx.plan().tiling.voxel_size,
@@ -264,8 +268,16 @@ impl WorldProduct for GrassGroundProduct {
             ao: &world.spec.ao,
             image: image.as_ref(),
             water_level: super::water::water_level(world),
-        })
-        .map_err(&err)?;
+        };
+        let bands = ctx.shared_items(
+            "grass ground band",
+            &self.inputs(ctx)?,
+            inputs.bands(),
+            |b| ground::band(&inputs, b).map_err(&err),
+            |band| Ok(band.to_bytes()),
+            |b, bytes| ground::GroundBand::from_bytes(bytes, inputs.band_samples(b)),
+        )?;
+        let (map, detail) = ground::join(&inputs, bands);
         Ok((Box::new(map), detail))
     }
 }

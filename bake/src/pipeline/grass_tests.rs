@@ -1,8 +1,9 @@
 //! The grass products' rules on small hand-made grounds: AO pruning, slope compensation, no grass
 //! on cliffs or under overhangs, instances tiling the tile, and the irradiance volume put back
-//! together from tile slices.
+//! together from tile slices, and the map's bands joining into the map whatever rows they hold.
 
-use super::build::{ao_keep, ground_map, irradiance_volume, slope_keep, tile_section, GroundInputs, GroundMap};
+use super::build::{irradiance_volume, tile_section};
+use super::ground::{self, ao_keep, slope_keep, GroundBand, GroundInputs, GroundMap};
 use super::*;
 use crate::ao::{AoSettings, OccupancyField};
 use crate::density::DensityVolume;
@@ -29,17 +30,16 @@ fn light(rgb: [f32; 3]) -> IrradianceVolume {
 }
 
 fn map(v: &Volume, spec: &GrassSpec) -> GroundMap {
+    with_inputs(v, spec, |inputs| {
+        let bands = (0..inputs.bands()).map(|b| ground::band(inputs, b).unwrap()).collect();
+        ground::join(inputs, bands).0
+    })
+}
+
+fn with_inputs<T>(v: &Volume, spec: &GrassSpec, f: impl FnOnce(&GroundInputs) -> T) -> T {
     let l = light([0.5, 0.6, 0.7]);
-    let inputs = GroundInputs {
-        volume: v,
-        light: &l,
-        voxel_size: VS,
-        spec,
-        ao: &AoSettings { radius_voxels: 16.0, ..AoSettings::default() },
-        image: None,
-        water_level: None,
-    };
-    ground_map(&inputs).unwrap().0
+    let ao = AoSettings { radius_voxels: 16.0, ..AoSettings::default() };
+    f(&GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &ao, image: None, water_level: None })
 }
 
 fn keep_at(m: &GroundMap, x: f32, y: f32) -> f32 {
@@ -170,4 +170,51 @@ fn the_world_files_blade_defaults_are_the_generators() {
     let generator = PatchSpec::default();
     assert_eq!(PatchSpec { density: generator.density, ..grown }, generator);
     assert_eq!(spec.density as f32, generator.density);
+}
+
+#[test]
+fn bands_of_any_rows_join_into_the_map_of_one_band() {
+    // Rolling ground with cliffs and a pit, so the slope test and the AO between lattice rows read
+    // samples across every band's border.
+    let v = volume([40, 37, 24], |x, y, z| {
+        let cliff = if (x + 0.5 * y) % 3.0 < 1.5 { 1.5 } else { 0.0 };
+        let pit = if (x - 5.0).abs() < 0.7 && (y - 4.0).abs() < 0.7 { -2.0 } else { 0.0 };
+        (2.5 + 0.8 * (1.3 * x).sin() * (0.9 * y).cos() + cliff + pit - z) / VS
+    });
+    let spec = GrassSpec { max_slope: 50.0, ..GrassSpec::default() };
+    with_inputs(&v, &spec, |inputs| {
+        let n = inputs.samples();
+        let whole = ground::rows(inputs, 0..n[1]).unwrap();
+        assert!(whole.keep.iter().any(|&k| k > 0) && whole.keep.contains(&0), "grass and bare ground");
+        for rows_per_band in [1, 2, 3, 7, ground::BAND_ROWS] {
+            let bands: Vec<GroundBand> = (0..n[1].div_ceil(rows_per_band))
+                .map(|b| ground::rows(inputs, b * rows_per_band..((b + 1) * rows_per_band).min(n[1])).unwrap())
+                .collect();
+            let joined = GroundBand {
+                height: bands.iter().flat_map(|b| b.height.iter().copied()).collect(),
+                keep: bands.iter().flat_map(|b| b.keep.iter().copied()).collect(),
+                vigour: bands.iter().flat_map(|b| b.vigour.iter().copied()).collect(),
+                light: bands.iter().flat_map(|b| b.light.iter().copied()).collect(),
+            };
+            let bits = |b: &GroundBand| b.height.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&joined), bits(&whole), "heights, bands of {rows_per_band} rows");
+            assert_eq!((&joined.keep, &joined.vigour, &joined.light), (&whole.keep, &whole.vigour, &whole.light), "bands of {rows_per_band} rows");
+        }
+        // The bake's bands, through their cache form.
+        let bands = (0..inputs.bands())
+            .map(|b| GroundBand::from_bytes(&ground::band(inputs, b).unwrap().to_bytes(), inputs.band_samples(b)).unwrap())
+            .collect();
+        let (map, _) = ground::join(inputs, bands);
+        assert_eq!((map.n, &map.keep, &map.light), (n, &whole.keep, &whole.light));
+    });
+}
+
+#[test]
+fn a_ground_band_of_the_wrong_length_is_refused() {
+    let band = GroundBand { height: vec![1.5, f32::NAN], keep: vec![3, 0], vigour: vec![9, 0], light: vec![7, 0] };
+    let bytes = band.to_bytes();
+    let back = GroundBand::from_bytes(&bytes, 2).unwrap();
+    assert_eq!((back.height[0], back.height[1].is_nan(), &back.keep, &back.vigour, &back.light), (1.5, true, &band.keep, &band.vigour, &band.light));
+    assert!(GroundBand::from_bytes(&bytes, 3).is_err());
+    assert!(GroundBand::from_bytes(&bytes[..bytes.len() - 1], 2).is_err());
 }
