@@ -482,6 +482,12 @@ fn run_bake(
     if opts.cache.is_some() {
         let t: Vec<String> = report.tallies.iter().map(|(s, t)| format!("{s} {} cached / {} computed", t.cached, t.computed)).collect();
         eprintln!("  {:<13} {}", "cache", if t.is_empty() { "nothing looked up".into() } else { t.join(", ") });
+        // Claims cost microseconds unless another process holds the item: in a shard, this is
+        // where it waited for the others.
+        let w: Vec<String> = report.waits.iter().filter(|(_, s)| *s >= 0.01).map(|(stage, s)| format!("{stage} {s:.2} s")).collect();
+        if !w.is_empty() {
+            eprintln!("  {:<13} {} (claims of items other processes held, summed over threads)", "waited", w.join(", "));
+        }
     }
     for e in &report.explanations {
         eprintln!("  {:<13} {e}", "explain");

@@ -45,8 +45,9 @@ impl Engine<'_> {
         let missing: Vec<usize> = (0..wanted.len()).filter(|&j| packs[j].is_none()).collect();
         // A bake that holds what it makes computes the products that read only the world file
         // beside the tiles' products, on cores that these leave idle in their one-thread steps.
+        // A shard's pool claims items other shards may wait for, so it is never held back.
         let background = match self.hold && !missing.is_empty() && self.role != BakeRole::Assemble {
-            true => crate::threads::Background::new(rayon::current_num_threads()).ok().map(Arc::new),
+            true => crate::threads::Background::new(rayon::current_num_threads(), !self.role.is_shard()).ok().map(Arc::new),
             false => None,
         };
         *self.background.lock().expect("background") = background.clone();

@@ -125,6 +125,9 @@ pub struct BakeReport {
     pub stages: Vec<StageTiming>,
     /// Per cached stage: items taken from the cache and items computed.
     pub tallies: Vec<(&'static str, Tally)>,
+    /// Per cached stage: seconds spent claiming its items ([`StageCache::waits`]); in a shard,
+    /// the time it waited for other processes.
+    pub waits: Vec<(&'static str, f64)>,
     /// `--explain`: why each computed item missed the cache.
     pub explanations: Vec<String>,
     /// Problems with the cache (the bake went on without it).
@@ -216,6 +219,7 @@ fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn 
         out_dir: opts.out_root.join(&world.spec.name),
         stages: engine.timings(),
         tallies: cache.tallies().into_iter().collect(),
+        waits: cache.waits().into_iter().collect(),
         explanations: cache.notes(),
         cache_warnings: cache.warnings(),
         wrote_output: false,
@@ -273,6 +277,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
         out_dir,
         stages,
         tallies: cache.tallies().into_iter().collect(),
+        waits: cache.waits().into_iter().collect(),
         explanations: cache.notes(),
         cache_warnings: cache.warnings(),
         wrote_output,

@@ -89,6 +89,8 @@ pub struct StageCache {
     read_backs: std::sync::atomic::AtomicUsize,
     notes: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
+    /// Seconds spent in [`StageCache::claim`] per stage, summed over threads.
+    waits: Mutex<BTreeMap<&'static str, f64>>,
 }
 
 impl StageCache {
@@ -103,6 +105,7 @@ impl StageCache {
             read_backs: Default::default(),
             notes: Mutex::default(),
             warnings: Mutex::default(),
+            waits: Mutex::default(),
         }
     }
 
@@ -223,10 +226,21 @@ impl StageCache {
         }
     }
 
-    /// Claims `inputs`' item, waiting while another process holds it.
+    /// Claims `inputs`' item, waiting while another process holds it. The wait is counted
+    /// against the item's stage ([`StageCache::waits`]).
     pub fn claim(&self, inputs: &StageInputs) -> Option<Claim> {
         let store = self.store.as_ref()?;
-        store.claim(inputs.key()).map_err(|e| self.warn(format!("{e} (computing without a claim)"))).ok()
+        let watch = crate::Stopwatch::start();
+        let claim = store.claim(inputs.key()).map_err(|e| self.warn(format!("{e} (computing without a claim)"))).ok();
+        *self.waits.lock().expect("wait lock").entry(inputs.stage).or_default() += watch.read()[0];
+        claim
+    }
+
+    /// Seconds this bake's threads spent claiming items, per stage: in a shard, mostly waiting
+    /// for items other processes were computing. Summed over threads, so several threads waiting
+    /// at once count several times.
+    pub fn waits(&self) -> BTreeMap<&'static str, f64> {
+        self.waits.lock().expect("wait lock").clone()
     }
 
     /// Per-stage tallies, by stage name.
@@ -247,5 +261,35 @@ impl StageCache {
         w.sort();
         w.dedup();
         w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_another_process_holds_counts_its_wait_against_the_stage() {
+        let dir = std::env::temp_dir().join(format!("kiln-stage-cache-waits-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = || StageCache::new(Some(Store::open(&dir).expect("a store")), "waits", false);
+        let (holder, waiter) = (cache(), cache());
+        let item = StageInputs::new("transport sum", 1).with("slice", 3);
+        let held = holder.claim(&item).expect("a claim");
+        assert!(holder.waits()["transport sum"] < 0.1, "nobody held it: {:?}", holder.waits());
+        let (ready, asked) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                ready.send(()).unwrap();
+                drop(waiter.claim(&item).expect("a claim once released"));
+            });
+            asked.recv().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(held);
+        });
+        let waits = waiter.waits();
+        assert!(waits["transport sum"] >= 0.2, "waited for the holder: {waits:?}");
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
