@@ -390,7 +390,8 @@ impl<'a> Engine<'a> {
             }
             let (v, detail) = p.compute(self)?;
             self.computed[i].fetch_add(1, Ordering::Relaxed);
-            let bytes = p.encode(v.as_ref());
+            let bytes =
+                p.encode(v.as_ref()).map_err(|e| self.plan.internal(format_args!("{} could not put its value in its cache form: {e}", p.name())))?;
             if bytes.is_some() != p.stored() {
                 return Err(self.plan.internal(format_args!("{} encodes its value exactly when it says it is stored", p.name())));
             }

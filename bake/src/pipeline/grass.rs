@@ -166,8 +166,8 @@ impl WorldProduct for GrassPatchesProduct {
     fn reads_only_the_world_file(&self) -> bool {
         true
     }
-    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        value.downcast_ref::<Patches>().map(|p| Cow::Borrowed(&p.pack[..]))
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        Ok(value.downcast_ref::<Patches>().map(|p| Cow::Borrowed(&p.pack[..])))
     }
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         if bytes.is_empty() {

@@ -169,9 +169,10 @@ pub trait WorldProduct: Sync {
     }
     /// The cache form of a value; `None` for products not worth storing (their consumers' outputs
     /// are stored instead). `Some` exactly when [`WorldProduct::stored`]. A value that holds its
-    /// cache form (a shared pack, the density samples) lends it rather than copying it.
-    fn encode<'v>(&self, _value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        None
+    /// cache form (a shared pack, the density samples) lends it rather than copying it. An error
+    /// says why a value cannot be put in its cache form (the engine's internal error).
+    fn encode<'v>(&self, _value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        Ok(None)
     }
     /// Parses [`WorldProduct::encode`]'s bytes, checking they are a well-formed value of this
     /// product; an error (why not) rebuilds it. The bytes are the value's to keep (a shared pack

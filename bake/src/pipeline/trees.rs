@@ -166,8 +166,8 @@ impl WorldProduct for TreeShapesProduct {
     fn reads_only_the_world_file(&self) -> bool {
         true
     }
-    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        value.downcast_ref::<TreeShapes>().and_then(|s| s.shapes.to_bytes().ok()).map(Cow::Owned)
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        value.downcast_ref::<TreeShapes>().map(|s| s.shapes.to_bytes().map(Cow::Owned).map_err(|e| e.to_string())).transpose()
     }
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         Ok(Box::new(TreeShapes::new(build::Shapes::from_bytes(&bytes, &trees_spec(keys.plan().world).map_or_else(Vec::new, build::species_names))?)))
@@ -247,8 +247,8 @@ impl WorldProduct for TreePrototypesProduct {
     fn reads_only_the_world_file(&self) -> bool {
         true
     }
-    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        value.downcast_ref::<Prototypes>().map(|p| Cow::Borrowed(&p.pack[..]))
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        Ok(value.downcast_ref::<Prototypes>().map(|p| Cow::Borrowed(&p.pack[..])))
     }
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         if bytes.is_empty() {
@@ -378,9 +378,9 @@ impl WorldProduct for TreePlacementProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        let instances = value.downcast_ref::<Vec<TreeInstance>>()?;
-        TreeInstances { prototypes_hash: 0, instances: instances.clone() }.encode().ok().map(Cow::Owned)
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        let Some(instances) = value.downcast_ref::<Vec<TreeInstance>>() else { return Ok(None) };
+        TreeInstances { prototypes_hash: 0, instances: instances.clone() }.encode().map(|b| Some(Cow::Owned(b))).map_err(|e| e.to_string())
     }
     fn decode(&self, _keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         Ok(Box::new(TreeInstances::decode(&bytes).map_err(|e| e.to_string())?.instances))

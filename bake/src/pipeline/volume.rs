@@ -117,8 +117,8 @@ impl WorldProduct for DensityProduct {
     fn splits_its_work(&self) -> bool {
         true
     }
-    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        value.downcast_ref::<Volume>().map(|v| Cow::Borrowed(bytemuck::cast_slice(&v.density.data)))
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        Ok(value.downcast_ref::<Volume>().map(|v| Cow::Borrowed(bytemuck::cast_slice(&v.density.data))))
     }
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         let density = Self::parse(keys, &bytes)?;
@@ -157,8 +157,8 @@ impl WorldProduct for TileInputsProduct {
     fn stored(&self) -> bool {
         true
     }
-    fn encode<'v>(&self, value: &'v AnyValue) -> Option<Cow<'v, [u8]>> {
-        value.downcast_ref::<Vec<TileInputHashes>>().map(|h| Cow::Owned(h.iter().flat_map(|x| x.to_bytes()).collect()))
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        Ok(value.downcast_ref::<Vec<TileInputHashes>>().map(|h| Cow::Owned(h.iter().flat_map(|x| x.to_bytes()).collect())))
     }
     fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
         Ok(Box::new(hit_check::tile_inputs(&bytes, keys.plan().tiles.len())?))
