@@ -369,9 +369,16 @@ impl<'a> Engine<'a> {
             if self.read_only && p.stored() {
                 return Err(BakeError::Incomplete(format!("{} is not in the cache yet", p.name())));
             }
-            // Shards claim a stored product: one computes it, the others wait and then read it.
-            // One whose items they split is claimed once each has done its share, if it has that step.
+            // Shards claim a stored product once what it reads is resolved: one computes it, the
+            // others wait only for that, and then read it. One whose items they split is claimed
+            // once each has done its share, if it has that step.
             let shared = self.role.is_shard() && p.stored() && p.splits_its_work() && self.share(p)?;
+            for need in p.world_needs() {
+                self.resolve_world(self.registry.index(need)?)?;
+            }
+            for (product, tiles) in p.tile_needs(self) {
+                self.resolve_tiles(self.registry.index(product)?, &tiles)?;
+            }
             let _claim = match self.role.is_shard() && p.stored() && (!p.splits_its_work() || shared) {
                 true => {
                     let claim = self.cache.claim(&key);
@@ -382,12 +389,6 @@ impl<'a> Engine<'a> {
                 }
                 false => None,
             };
-            for need in p.world_needs() {
-                self.resolve_world(self.registry.index(need)?)?;
-            }
-            for (product, tiles) in p.tile_needs(self) {
-                self.resolve_tiles(self.registry.index(product)?, &tiles)?;
-            }
             let (v, detail) = p.compute(self)?;
             self.computed[i].fetch_add(1, Ordering::Relaxed);
             let bytes =
