@@ -372,13 +372,13 @@ impl<'a> Engine<'a> {
             // Shards claim a stored product once what it reads is resolved: one computes it, the
             // others wait only for that, and then read it. One whose items they split is claimed
             // once each has done its share, if it has that step.
-            let shared = self.role.is_shard() && p.stored() && p.splits_its_work() && self.share(p)?;
             for need in p.world_needs() {
                 self.resolve_world(self.registry.index(need)?)?;
             }
             for (product, tiles) in p.tile_needs(self) {
                 self.resolve_tiles(self.registry.index(product)?, &tiles)?;
             }
+            let shared = self.role.is_shard() && p.stored() && p.splits_its_work() && p.share(self)?;
             let _claim = match self.role.is_shard() && p.stored() && (!p.splits_its_work() || shared) {
                 true => {
                     let claim = self.cache.claim(&key);

@@ -6,7 +6,6 @@ use rayon::prelude::*;
 
 use super::{Engine, Entry, StageInputs, TileOutput};
 use crate::pipeline::failpoint;
-use crate::pipeline::product::WorldProduct;
 use crate::pipeline::progress::StageProgress;
 use crate::pipeline::stage_cache::TryClaim;
 use crate::pipeline::BakeError;
@@ -52,15 +51,6 @@ impl Engine<'_> {
         let mut items = self.claim_each(&(0..count).collect::<Vec<_>>(), key, read, store)?;
         items.sort_unstable_by_key(|(k, _)| *k);
         Ok(items.into_iter().map(|(_, v)| v).collect())
-    }
-
-    /// World product `p`'s share of its items in this shard ([`WorldProduct::share`]), after what
-    /// it reads; whether it has that step.
-    pub(super) fn share(&self, p: &dyn WorldProduct) -> Result<bool, BakeError> {
-        for need in p.world_needs() {
-            self.resolve_world(self.registry.index(need)?)?;
-        }
-        p.share(self)
     }
 
     /// This shard's share of [`Engine::shared_items`]' items, without reading any: every item
