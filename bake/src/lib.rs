@@ -10,6 +10,7 @@ pub mod grid;
 pub mod impostor;
 #[cfg(test)]
 mod layering_tests;
+mod le;
 pub mod lighting;
 pub mod mc;
 mod mem;

@@ -36,6 +36,7 @@
 //! points to).
 
 mod build;
+mod bytes;
 #[cfg(test)]
 mod test_rng;
 mod triangle;

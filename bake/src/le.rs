@@ -1,0 +1,168 @@
+//! Little-endian byte forms of a value's plain arrays, for what a bake stores in its stage cache
+//! to share between processes (the light-transport scene): the same bytes on every machine, and
+//! a reader that refuses a short, long or oversized form with a message instead of panicking.
+//! Arrays are written with their length first; on little-endian machines the element loops
+//! compile to copies.
+
+/// Writes numbers and length-prefixed arrays of them, little-endian.
+#[derive(Default)]
+pub(crate) struct LeWriter(Vec<u8>);
+
+impl LeWriter {
+    /// A writer with room for `bytes` bytes.
+    pub(crate) fn with_capacity(bytes: usize) -> LeWriter {
+        LeWriter(Vec::with_capacity(bytes))
+    }
+
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub(crate) fn f64(&mut self, v: f64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// `v`'s length, then its elements.
+    pub(crate) fn u32s(&mut self, v: &[u32]) {
+        self.words(v.len(), v.iter().map(|x| x.to_le_bytes()));
+    }
+
+    /// `v`'s length, then its elements.
+    pub(crate) fn f32s(&mut self, v: &[f32]) {
+        self.words(v.len(), v.iter().map(|x| x.to_le_bytes()));
+    }
+
+    /// `v`'s length, then its elements.
+    pub(crate) fn u16s(&mut self, v: &[u16]) {
+        self.u64(v.len() as u64);
+        let start = self.0.len();
+        self.0.resize(start + 2 * v.len(), 0);
+        for (out, x) in self.0[start..].chunks_exact_mut(2).zip(v) {
+            out.copy_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    fn words(&mut self, len: usize, words: impl Iterator<Item = [u8; 4]>) {
+        self.u64(len as u64);
+        let start = self.0.len();
+        self.0.resize(start + 4 * len, 0);
+        for (out, w) in self.0[start..].chunks_exact_mut(4).zip(words) {
+            out.copy_from_slice(&w);
+        }
+    }
+
+    pub(crate) fn finish(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+/// Reads what a [`LeWriter`] wrote, in the same order.
+pub(crate) struct LeReader<'a>(&'a [u8]);
+
+impl<'a> LeReader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> LeReader<'a> {
+        LeReader(bytes)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if n > self.0.len() {
+            return Err(format!("truncated: {n} bytes wanted, {} left", self.0.len()));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+
+    pub(crate) fn f64(&mut self) -> Result<f64, String> {
+        Ok(f64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+
+    /// An array's bytes: its length (at most what is left), then `size` bytes per element.
+    fn array(&mut self, size: usize) -> Result<&'a [u8], String> {
+        let len = self.u64()?;
+        let bytes = usize::try_from(len).ok().and_then(|l| l.checked_mul(size)).filter(|&b| b <= self.0.len());
+        let bytes = bytes.ok_or_else(|| format!("an array of {len} elements of {size} bytes, {} bytes left", self.0.len()))?;
+        self.take(bytes)
+    }
+
+    pub(crate) fn u32s(&mut self) -> Result<Vec<u32>, String> {
+        Ok(self.array(4)?.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+    }
+
+    pub(crate) fn f32s(&mut self) -> Result<Vec<f32>, String> {
+        Ok(self.array(4)?.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+    }
+
+    pub(crate) fn u16s(&mut self) -> Result<Vec<u16>, String> {
+        Ok(self.array(2)?.chunks_exact(2).map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes"))).collect())
+    }
+
+    /// Succeeds if everything was read.
+    pub(crate) fn end(self) -> Result<(), String> {
+        match self.0.len() {
+            0 => Ok(()),
+            n => Err(format!("{n} bytes after the end")),
+        }
+    }
+}
+
+/// Splits a flat array into rows of `N`: `what` names it in the error if its length is not a
+/// multiple of `N`.
+pub(crate) fn rows<const N: usize>(flat: Vec<f32>, what: &str) -> Result<Vec<[f32; N]>, String> {
+    if !flat.len().is_multiple_of(N) {
+        return Err(format!("{what}: {} numbers, not rows of {N}", flat.len()));
+    }
+    Ok(flat.chunks_exact(N).map(|c| c.try_into().expect("N numbers")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_round_trip_and_bad_forms_are_refused() {
+        let mut w = LeWriter::default();
+        w.u64(7);
+        w.f64(-0.5);
+        w.u32s(&[1, u32::MAX]);
+        w.f32s(&[f32::MIN_POSITIVE, -0.0, 3.5]);
+        w.u16s(&[9, 65535]);
+        let bytes = w.finish();
+        assert_eq!(&bytes[..8], &[7, 0, 0, 0, 0, 0, 0, 0], "little-endian");
+        let mut r = LeReader::new(&bytes);
+        assert_eq!(r.u64().unwrap(), 7);
+        assert_eq!(r.f64().unwrap(), -0.5);
+        assert_eq!(r.u32s().unwrap(), [1, u32::MAX]);
+        let f = r.f32s().unwrap();
+        assert_eq!(f.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [f32::MIN_POSITIVE, -0.0, 3.5].map(f32::to_bits));
+        assert_eq!(r.u16s().unwrap(), [9, 65535]);
+        r.end().unwrap();
+
+        for cut in [0, 5, 20, bytes.len() - 1] {
+            let mut r = LeReader::new(&bytes[..cut]);
+            let read = (|| -> Result<(), String> {
+                r.u64()?;
+                r.f64()?;
+                r.u32s()?;
+                r.f32s()?;
+                r.u16s()?;
+                Ok(())
+            })();
+            assert!(read.is_err(), "cut at {cut}");
+        }
+        let mut huge = LeWriter::default();
+        huge.u64(u64::MAX);
+        assert!(LeReader::new(&huge.finish()).u32s().unwrap_err().contains("elements"), "a length past the end is refused");
+        let mut extra = bytes.clone();
+        extra.push(0);
+        let mut r = LeReader::new(&extra);
+        let _ = (r.u64().unwrap(), r.f64().unwrap(), r.u32s().unwrap(), r.f32s().unwrap(), r.u16s().unwrap());
+        assert!(r.end().is_err(), "trailing bytes are refused");
+        assert!(rows::<3>(vec![1.0; 7], "normals").is_err());
+        assert_eq!(rows::<2>(vec![1.0, 2.0, 3.0, 4.0], "x").unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
+    }
+}
