@@ -319,7 +319,8 @@ where
         } => (|| {
             let cache = if no_cache { None } else { Some(cache.unwrap_or_else(kiln_cache::store::Store::default_root)) };
             // What the bake keeps in memory is chosen in `run_bake`, from its estimate.
-            let opts = crate::pipeline::BakeOptions { jobs: jobs.map(usize::from), cache, explain, ..crate::pipeline::BakeOptions::new(out) };
+            let opts =
+                crate::pipeline::BakeOptions { jobs: jobs.map(usize::from), cache, explain, machine_share, ..crate::pipeline::BakeOptions::new(out) };
             if status {
                 return shards::print_status(&world, &opts);
             }
@@ -328,9 +329,15 @@ where
                 let per_shard = (threads / n as usize).max(1);
                 // The budget is the machine's: each of the n processes keeps to its share.
                 shards::run_local(&world, dir, n, per_shard, memory_budget.map(|b| b / u64::from(n)), quiet)?;
-                return run_bake(&world, &opts, crate::pipeline::BakeRole::Assemble, quiet, memory_budget, 1);
+                return run_bake(
+                    &world,
+                    &crate::pipeline::BakeOptions { machine_share: 1, ..opts },
+                    crate::pipeline::BakeRole::Assemble,
+                    quiet,
+                    memory_budget,
+                );
             }
-            run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget, machine_share)
+            run_bake(&world, &opts, shards::role(shard, shards, assemble)?, quiet, memory_budget)
         })()
         .map(|()| 0),
         Command::Cache { command, cache } => run_cache(command, cache.unwrap_or_else(kiln_cache::store::Store::default_root)).map(|()| 0),
@@ -422,7 +429,6 @@ fn run_bake(
     role: crate::pipeline::BakeRole,
     quiet: bool,
     memory_budget: Option<u64>,
-    machine_share: u32,
 ) -> Result<(), CliError> {
     let world = crate::world::load_world(world_path)?;
     let threads = crate::pipeline::worker_threads(opts.jobs)?;
@@ -433,7 +439,7 @@ fn run_bake(
     // A budget asks for the least memory; an assembly computes nothing to hold.
     let held = crate::budget::Estimate::of(&world.spec, threads, false);
     let computes = matches!(role, crate::pipeline::BakeRole::Whole | crate::pipeline::BakeRole::Shard { .. });
-    let hold = computes && crate::budget::may_hold(&held, budget.as_ref(), machine_share);
+    let hold = computes && crate::budget::may_hold(&held, budget.as_ref(), opts.machine_share);
     let (memory, estimate) = match hold {
         true => (crate::pipeline::MemoryUse::Hold, held),
         false => (crate::pipeline::MemoryUse::Least, crate::budget::Estimate::of(&world.spec, threads, opts.cache.is_some())),

@@ -83,6 +83,9 @@ pub struct Engine<'a> {
     read_only: bool,
     /// Keeps what the cache could give back (see [`MemoryUse::Hold`]).
     hold: bool,
+    /// The threads of every bake process sharing this machine, where there are several
+    /// ([`super::BakeOptions::machine_share`]); 0 otherwise.
+    machine_threads: usize,
     world_keys: Vec<OnceLock<StageInputs>>,
     /// Resolved world values; a stored one may be released ([`Engine::release_stored_values`])
     /// and is then read from the cache again when next asked for.
@@ -181,6 +184,7 @@ impl<'a> Engine<'a> {
             role: BakeRole::Whole,
             read_only: false,
             hold: false,
+            machine_threads: 0,
             world_keys: (0..n).map(|_| OnceLock::new()).collect(),
             world_values: (0..n).map(|_| Mutex::new(None)).collect(),
             computed: (0..n).map(|_| AtomicU32::new(0)).collect(),
@@ -200,6 +204,13 @@ impl<'a> Engine<'a> {
     /// This engine keeping or letting go of what the cache can give back.
     pub fn with_memory(self, memory: MemoryUse) -> Self {
         Engine { hold: memory == MemoryUse::Hold, ..self }
+    }
+
+    /// This engine as one of `processes` bakes sharing the machine's cores, each with as many
+    /// threads as the current pool.
+    pub fn with_machine_share(self, processes: u32) -> Self {
+        let threads = if processes > 1 { rayon::current_num_threads() * processes as usize } else { 0 };
+        Engine { machine_threads: threads, ..self }
     }
 
     /// This engine reading the cache only (see [`Engine::status`]).

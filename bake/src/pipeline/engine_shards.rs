@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::{Engine, Entry, StageInputs, TileOutput};
 use crate::pipeline::failpoint;
+use crate::pipeline::machine_once::MachineOnce;
 use crate::pipeline::progress::StageProgress;
 use crate::pipeline::stage_cache::TryClaim;
 use crate::pipeline::BakeError;
@@ -24,6 +25,14 @@ pub struct StageStatus {
 }
 
 impl Engine<'_> {
+    /// How this process makes a world-wide step that every shard needs whole: `Some` in a shard
+    /// that shares its machine with others, `None` where it makes the step itself (see
+    /// `machine_once.rs`).
+    pub(crate) fn machine_once(&self) -> Option<MachineOnce<'_>> {
+        (self.role().is_shard() && self.machine_threads > 1 && self.cache().has_store())
+            .then(|| MachineOnce { cache: self.cache(), threads: self.machine_threads })
+    }
+
     /// Items of one world product's computation that shards split among them (tree prototypes):
     /// `count` items of `stage`, item `k` keyed by the product's `inputs` and `k`. A whole bake
     /// computes every item here, in parallel, and stores none; a shard takes the items nobody

@@ -19,10 +19,12 @@ use super::stage_cache::StageInputs;
 use super::BakeError;
 
 use super::lod::{TileId, Tiling};
+use super::machine_once::MachineOnce;
 use super::transport_parts::CachedParts;
+use crate::le::{LeReader, LeWriter};
 use crate::lighting::{
     bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, LightingSpec, Occluders, PathParts, PreparedScene, SceneMesh,
-    VolumeDesc, WaterMedium,
+    VolumeDesc, WaterMedium, SCENE_LAYOUT,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -74,6 +76,7 @@ fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
 /// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded), with
 /// `occluders` blocking and reflecting light, through `water` where there is some, each phase's
 /// sums from `parts`.
+#[allow(clippy::too_many_arguments)]
 fn bake_world(
     tiling: &Tiling,
     level0: Vec<(TileId, Arc<TileOutput>)>,
@@ -82,11 +85,46 @@ fn bake_world(
     spec: &LightingSpec,
     seed: u64,
     parts: &dyn PathParts,
+    shared_scene: Option<(&MachineOnce, StageInputs)>,
 ) -> Result<WorldLighting, LightingStageError> {
     let desc = volume_desc(tiling);
     let bounds = (desc.min, desc.max);
+    let ids: Vec<TileId> = level0.iter().map(|(id, _)| *id).collect();
+    let prepare = || prepare_scene(level0, &occluders);
+    let (scene, firsts) = match shared_scene {
+        None => prepare()?,
+        Some((once, key)) => {
+            let decode = |bytes: Vec<u8>| -> Result<(PreparedScene, Vec<u32>), String> {
+                let mut r = LeReader::new(&bytes);
+                let firsts = r.u32s()?;
+                if firsts.len() != ids.len() {
+                    return Err(format!("first vertices of {} tiles, expected {}", firsts.len(), ids.len()));
+                }
+                let scene = PreparedScene::read(&mut r)?;
+                r.end()?;
+                Ok((scene, firsts))
+            };
+            let encode = |(scene, firsts): &(PreparedScene, Vec<u32>)| {
+                let mut w = LeWriter::with_capacity(8 + 4 * firsts.len() + scene.byte_len());
+                w.u32s(firsts);
+                scene.write(&mut w);
+                w.finish()
+            };
+            once.make("scene", &key, prepare, encode, decode)?
+        }
+    };
+    let first_vertex = ids.into_iter().zip(firsts).collect();
+    // The occluders' own buffers go before the paths are traced.
+    drop(occluders);
+    let lookup = bake_lookup_in_parts(scene, bounds, &desc, spec, seed, water, parts)?;
+    Ok(WorldLighting { lookup, first_vertex })
+}
+
+/// The scene light transport traces, from the level-0 tiles' meshes joined in their order and the
+/// occluders, with the first vertex of each tile in the joined mesh.
+fn prepare_scene(level0: Vec<(TileId, Arc<TileOutput>)>, occluders: &OccluderMesh) -> Result<(PreparedScene, Vec<u32>), LightingStageError> {
     let mut clusters = Vec::with_capacity(level0.len());
-    let mut first_vertex = HashMap::with_capacity(level0.len());
+    let mut first_vertex = Vec::with_capacity(level0.len());
     // The joined mesh lives only while the scene is prepared from it.
     let scene = {
         // Decoded on every thread (a tile at a time was a one-thread step of the stage), joined in
@@ -101,9 +139,9 @@ fn bake_world(
         let vertex_count = decoded.iter().map(|(_, m)| m.positions.len()).sum();
         let index_count = decoded.iter().map(|(_, m)| m.main_index_count).sum();
         let (mut positions, mut indices) = (Vec::with_capacity(vertex_count), Vec::with_capacity(index_count));
-        for (id, mesh) in decoded {
+        for (_, mesh) in decoded {
             let base = positions.len() as u32;
-            first_vertex.insert(id, base);
+            first_vertex.push(base);
             indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
             positions.extend_from_slice(&mesh.positions[..]);
             clusters.push((mesh.main_index_count / 3) as u32);
@@ -117,10 +155,7 @@ fn bake_world(
         let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
         PreparedScene::new(&mesh)?
     };
-    // The joined mesh went with the block above; the occluders' own buffers go too.
-    drop(occluders);
-    let lookup = bake_lookup_in_parts(scene, bounds, &desc, spec, seed, water, parts)?;
-    Ok(WorldLighting { lookup, first_vertex })
+    Ok((scene, first_vertex))
 }
 
 /// One tile's lighting from the world bake: `ambient + lights` at every vertex (sun and moon direct
@@ -219,9 +254,14 @@ impl WorldProduct for TransportProduct {
         // the density volume and the trees pack are read back from the cache by later steps.
         ctx.release_stored_values();
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
-        let shared = CachedParts { cache: ctx.cache(), transport: ctx.world_key("transport")?.key().0, version: LIGHTING_VERSION, role: ctx.role() };
+        let transport = ctx.world_key("transport")?.key().0;
+        let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role(), once: ctx.machine_once() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
-        let world = bake_world(&plan.tiling, meshes, occluders, water.as_ref(), &spec.lighting, seed, parts)
+        // Shards sharing a machine prepare the scene once (its key: every input of transport).
+        let once = ctx.machine_once();
+        let scene_key = StageInputs::new("lighting scene", LIGHTING_VERSION).with("layout", SCENE_LAYOUT as u128).with("transport", transport);
+        let shared_scene = once.as_ref().map(|once| (once, scene_key));
+        let world = bake_world(&plan.tiling, meshes, occluders, water.as_ref(), &spec.lighting, seed, parts, shared_scene)
             .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
         let s = world.lookup.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);

@@ -12,6 +12,7 @@ mod hit_check;
 mod inputs;
 mod lighting;
 mod lod;
+mod machine_once;
 mod output;
 pub mod product;
 pub mod progress;
@@ -69,13 +70,17 @@ pub struct BakeOptions {
     /// What the bake keeps in memory between its steps, and whether it bakes the world file's own
     /// products alongside the others.
     pub memory: MemoryUse,
+    /// How many bake processes share this machine's cores (`--local-shards` gives its shards its
+    /// N): shards that share one make a world-wide step that each needs whole only once, on all
+    /// of the machine's threads (see `machine_once.rs`).
+    pub machine_share: u32,
 }
 
 impl BakeOptions {
     /// A bake into `out_root` on every core, without a stage cache, in the least memory; set the
     /// other fields with struct update syntax (`BakeOptions { cache, ..BakeOptions::new(out) }`).
     pub fn new(out_root: PathBuf) -> BakeOptions {
-        BakeOptions { out_root, jobs: None, cache: None, explain: false, memory: MemoryUse::Least }
+        BakeOptions { out_root, jobs: None, cache: None, explain: false, memory: MemoryUse::Least, machine_share: 1 }
     }
 }
 
@@ -209,7 +214,7 @@ fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn 
     let cache = open_cache(world, opts)?;
     let plan = Plan::new(world);
     let registry = Registry::standard();
-    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role).with_memory(opts.memory);
+    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role).with_memory(opts.memory).with_machine_share(opts.machine_share);
     let own: Vec<usize> = (0..plan.tiles.len()).filter(|&t| role.owns(t)).collect();
     // A shard's packs go to the cache only.
     let tiles = engine.packs_into(&own, &|_| Ok(()))?;
@@ -239,7 +244,7 @@ fn bake_in_pool(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dy
     let staging = Staging::new(&opts.out_root, &spec.name)?;
     let plan = Plan::new(world);
     let registry = Registry::standard();
-    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role).with_memory(opts.memory);
+    let engine = Engine::new(&plan, &registry, &cache, progress).with_role(role).with_memory(opts.memory).with_machine_share(opts.machine_share);
     let all: Vec<usize> = (0..plan.tiles.len()).collect();
     // Each pack goes to the output as soon as it is made (compared with the previous bake's).
     let output = OutputFiles::new(staging);

@@ -14,9 +14,11 @@ use kiln_cache::store::Claim;
 use rayon::prelude::*;
 
 use super::failpoint;
+use super::machine_once::MachineOnce;
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs, TryClaim};
-use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, SUMS_HEADER_LEN};
+use crate::le::{LeReader, LeWriter};
+use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, VertexMap, SUMS_HEADER_LEN};
 
 /// zstd level of stored slices: sums of nearby vertices share their high bytes, and level 3
 /// keeps compression a small fraction of tracing.
@@ -32,6 +34,8 @@ pub(super) struct CachedParts<'a> {
     pub(super) transport: u128,
     pub(super) version: u32,
     pub(super) role: BakeRole,
+    /// Set where the shards share a machine: they make each vertex map once.
+    pub(super) once: Option<MachineOnce<'a>>,
 }
 
 /// One slice of sums: the flights of the paths it sums (whole parts' flights), and one range of
@@ -204,6 +208,26 @@ impl PathParts for CachedParts<'_> {
         let pieces: Vec<&[u8]> = totals.iter().map(|t| t.sums.as_slice()).collect();
         into.add_bytes(&pieces, totals[0].flights).map_err(|e| LightingError::Parts(format!("adding up the slices: {e}")))?;
         Ok(())
+    }
+
+    fn vertex_map(&self, name: &'static str, len: usize, make: VertexMap<'_>) -> Result<Vec<f32>, LightingError> {
+        let Some(once) = &self.once else { return Ok(make()) };
+        let key = StageInputs::new("transport map", self.version).with("transport", self.transport).with(name, 0);
+        let encode = |map: &Vec<f32>| {
+            let mut w = LeWriter::with_capacity(8 + 4 * map.len());
+            w.f32s(map);
+            w.finish()
+        };
+        let decode = |bytes: Vec<u8>| -> Result<Vec<f32>, String> {
+            let mut r = LeReader::new(&bytes);
+            let map = r.f32s()?;
+            r.end()?;
+            match map.len() == len {
+                true => Ok(map),
+                false => Err(format!("{} numbers, expected {len}", map.len())),
+            }
+        };
+        once.make(&format!("{name} map"), &key, || Ok(make()), encode, decode)
     }
 }
 

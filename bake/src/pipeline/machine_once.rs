@@ -1,0 +1,85 @@
+//! World-wide steps that every shard needs whole (light transport's scene, the maps filtered
+//! over the whole surface), made once by the shards that share a machine.
+//!
+//! Shards on separate machines each make such a step themselves: waiting for another's would
+//! take no less time and add the transfer. Shards that share a machine (`--local-shards`) would
+//! make it N times over at once, each on its share of the cores. Instead the first to claim it
+//! makes it on every thread of the machine, stores it, and the others read it. They lose
+//! nothing by waiting: a world-wide step reads everything before it, so they arrive at it
+//! together with nothing else to do. The value is the same bytes whoever makes it, on any
+//! number of threads.
+
+use super::stage_cache::{StageCache, StageInputs};
+
+/// How a shard makes a step that every shard on its machine needs whole (see the module's text).
+pub(crate) struct MachineOnce<'a> {
+    pub(super) cache: &'a StageCache,
+    /// The machine's threads: this shard's times the shards on the machine.
+    pub(super) threads: usize,
+}
+
+impl MachineOnce<'_> {
+    /// The value stored under `key` (`label` names it in messages), else made by `make` on the
+    /// machine's threads and stored, under a claim so that the other shards wait and read it.
+    /// A shard whose maker died without storing it makes it itself.
+    pub(crate) fn make<T: Send, E: Send>(
+        &self,
+        label: &str,
+        key: &StageInputs,
+        make: impl FnOnce() -> Result<T, E> + Send,
+        encode: impl FnOnce(&T) -> Vec<u8>,
+        decode: impl Fn(Vec<u8>) -> Result<T, String>,
+    ) -> Result<T, E> {
+        if let Some(v) = self.cache.lookup(label, key, &decode) {
+            return Ok(v);
+        }
+        let claim = self.cache.claim(key);
+        if let Some(v) = self.cache.lookup(label, key, &decode) {
+            return Ok(v);
+        }
+        let v = on_threads(self.threads, make)?;
+        self.cache.computed(label, key, &encode(&v));
+        drop(claim);
+        Ok(v)
+    }
+}
+
+/// Runs `f` in a pool of `threads` threads when the current one has fewer.
+fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_num_threads() >= threads {
+        return f();
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("kiln-machine-{i}")).build() {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_cache::store::Store;
+
+    #[test]
+    fn the_first_maker_stores_on_the_machines_threads_and_the_others_read() {
+        let dir = std::env::temp_dir().join(format!("kiln-machine-once-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = StageCache::new(Some(Store::open(&dir).expect("a store")), "w", false);
+        let once = MachineOnce { cache: &cache, threads: 3 };
+        let key = StageInputs::new("scene", 1).with("transport", 42);
+        let encode = |v: &usize| v.to_le_bytes().to_vec();
+        let decode = |b: Vec<u8>| -> Result<usize, String> { Ok(usize::from_le_bytes(b.try_into().map_err(|_| "length")?)) };
+        let made = pool(1).install(|| once.make("scene", &key, || Ok::<_, ()>(rayon::current_num_threads()), encode, decode));
+        assert_eq!(made, Ok(3), "made on the machine's threads, not the shard's one");
+        let read = once.make("scene", &key, || Err::<usize, _>("made again"), encode, decode);
+        assert_eq!(read, Ok(3), "read, not made again");
+        let other = StageInputs::new("scene", 1).with("transport", 43);
+        assert_eq!(once.make("scene", &other, || Err::<usize, _>("failed"), encode, decode), Err("failed"), "an error is passed on");
+        assert_eq!(once.make("scene", &other, || Ok::<usize, ()>(5), encode, decode), Ok(5), "and nothing was stored for it");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap()
+    }
+}
