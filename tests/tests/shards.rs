@@ -109,9 +109,11 @@ impl Backend<'_> {
     }
 }
 
-fn shard(world: &Path, cache: &str, backend: Backend, k: u32, n: u32, failpoint: Option<&str>) -> Child {
-    let spec = format!("{k}/{n}");
-    let mut c = kiln_cmd(&["bake", world.to_str().unwrap(), "--shard", &spec, "--cache", cache, "--jobs", "1", "--quiet"]);
+/// Shard `k` of `n`, one of `machine_share` on this machine (as `--local-shards` runs them), or of
+/// none.
+fn shard(world: &Path, cache: &str, backend: Backend, k: u32, n: u32, machine_share: u32, failpoint: Option<&str>) -> Child {
+    let (spec, share) = (format!("{k}/{n}"), machine_share.to_string());
+    let mut c = kiln_cmd(&["bake", world.to_str().unwrap(), "--shard", &spec, "--cache", cache, "--jobs", "1", "--machine-share", &share, "--quiet"]);
     backend.env(&mut c);
     if let Some(point) = failpoint {
         c.env("KILN_FAILPOINT", format!("shard{k}:{point}"));
@@ -128,18 +130,20 @@ fn killed(status: &std::process::ExitStatus) -> bool {
 /// Bakes `r` as `n` shards, then assembles; returns the assembled files. Shard `victim` starts
 /// first, alone, and is killed at `point` (alone, it surely gets there: with the others running it
 /// might find that work done); then it starts again together with all the others, which find
-/// what it left: stored items, and claims of a dead process.
-fn sharded(r: &Reference, backend: Backend, n: u32, victim: u32, point: &str, label: &str) -> BTreeMap<PathBuf, Vec<u8>> {
+/// what it left: stored items, and claims of a dead process. With `one_machine`, the shards know
+/// they share this machine, and make its world-wide steps once.
+fn sharded(r: &Reference, backend: Backend, n: u32, one_machine: bool, victim: u32, point: &str, label: &str) -> BTreeMap<PathBuf, Vec<u8>> {
     let dir = scratch(&format!("shards-{label}-{n}"));
     let cache = backend.cache(&dir);
-    let first = shard(&r.world, &cache, backend, victim, n, Some(point)).wait_with_output().unwrap();
+    let share = if one_machine { n } else { 1 };
+    let first = shard(&r.world, &cache, backend, victim, n, share, Some(point)).wait_with_output().unwrap();
     assert!(
         killed(&first.status),
         "{label}: shard {victim}/{n} reached {point} and was killed: {:?} {}",
         first.status,
         String::from_utf8_lossy(&first.stderr)
     );
-    let children: Vec<(u32, Child)> = (0..n).map(|k| (k, shard(&r.world, &cache, backend, k, n, None))).collect();
+    let children: Vec<(u32, Child)> = (0..n).map(|k| (k, shard(&r.world, &cache, backend, k, n, share, None))).collect();
     for (k, child) in children {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "shard {k}/{n}: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
@@ -165,8 +169,10 @@ fn same_files(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) ->
 }
 
 /// Where a shard is killed: after storing its first light-transport part, while holding the claim
-/// on the first tile item it computes, or just after storing one.
-const POINTS: [&str; 3] = ["transport-part", "claimed-tile", "tile"];
+/// on the first tile item it computes, just after storing one, or holding the claim on a
+/// world-wide step it made for the shards on its machine (the light-transport scene) before
+/// storing it.
+const POINTS: [&str; 4] = ["transport-part", "claimed-tile", "tile", "machine-step"];
 
 #[test]
 #[cfg(unix)]
@@ -175,9 +181,11 @@ fn any_number_of_shards_with_one_killed_gives_the_bytes_of_one_process() {
         for (i, n) in [1u32, 2, 3, 7].into_iter().enumerate() {
             let victim = (i as u32 * 2) % n;
             let point = POINTS[i % POINTS.len()];
-            let files = sharded(r, Backend::Dir, n, victim, point, label);
+            // Half of them as shards that share this machine: the machine-step point is one's.
+            let one_machine = i % 2 == 1;
+            let files = sharded(r, Backend::Dir, n, one_machine, victim, point, label);
             if let Err(e) = same_files(&r.files, &files) {
-                panic!("{label}, {n} shards (shard {victim} killed at {point}): {e}");
+                panic!("{label}, {n} shards (one machine: {one_machine}; shard {victim} killed at {point}): {e}");
             }
         }
     }
@@ -368,7 +376,7 @@ fn shards_sharing_an_s3_bucket_give_the_bytes_of_one_process() {
     for (i, (r, label, n)) in runs.into_iter().enumerate() {
         let victim = (i as u32 * 2) % n;
         let point = POINTS[i % POINTS.len()];
-        let files = sharded(r, Backend::S3(&moto), n, victim, point, label);
+        let files = sharded(r, Backend::S3(&moto), n, i % 2 == 1, victim, point, label);
         if let Err(e) = same_files(&r.files, &files) {
             panic!("{label}, {n} shards through S3 (shard {victim} killed at {point}): {e}");
         }

@@ -400,7 +400,12 @@ impl<'a> Engine<'a> {
                 }
                 false => None,
             };
-            let (v, detail) = p.compute(self)?;
+            // The others wait while a shard puts together the items they split: on a shared machine,
+            // it does so on all of the machine's threads.
+            let (v, detail) = match (shared, self.machine_once()) {
+                (true, Some(once)) => once.run(|| p.compute(self))?,
+                _ => p.compute(self)?,
+            };
             self.computed[i].fetch_add(1, Ordering::Relaxed);
             let bytes =
                 p.encode(v.as_ref()).map_err(|e| self.plan.internal(format_args!("{} could not put its value in its cache form: {e}", p.name())))?;

@@ -29,8 +29,11 @@ impl Engine<'_> {
     /// that shares its machine with others, `None` where it makes the step itself (see
     /// `machine_once.rs`).
     pub(crate) fn machine_once(&self) -> Option<MachineOnce<'_>> {
-        (self.role().is_shard() && self.machine_threads > 1 && self.cache().has_store())
-            .then(|| MachineOnce { cache: self.cache(), threads: self.machine_threads })
+        (self.role().is_shard() && self.machine_threads > 1 && self.cache().has_store()).then(|| MachineOnce {
+            cache: self.cache(),
+            threads: self.machine_threads,
+            failpoint: self.role().failpoint("machine-step"),
+        })
     }
 
     /// Items of one world product's computation that shards split among them (tree prototypes):

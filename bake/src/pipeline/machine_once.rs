@@ -16,6 +16,8 @@ pub(crate) struct MachineOnce<'a> {
     pub(super) cache: &'a StageCache,
     /// The machine's threads: this shard's times the shards on the machine.
     pub(super) threads: usize,
+    /// Where a test kills this shard with a step made and not yet stored ([`super::failpoint`]).
+    pub(super) failpoint: Option<String>,
 }
 
 impl MachineOnce<'_> {
@@ -37,21 +39,25 @@ impl MachineOnce<'_> {
         if let Some(v) = self.cache.lookup(label, key, &decode) {
             return Ok(v);
         }
-        let v = on_threads(self.threads, make)?;
+        let v = self.run(make)?;
+        if let Some(point) = &self.failpoint {
+            super::failpoint::hit(point);
+        }
         self.cache.computed(label, key, &encode(&v));
         drop(claim);
         Ok(v)
     }
-}
 
-/// Runs `f` in a pool of `threads` threads when the current one has fewer.
-fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
-    if rayon::current_num_threads() >= threads {
-        return f();
-    }
-    match rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("kiln-machine-{i}")).build() {
-        Ok(pool) => pool.install(f),
-        Err(_) => f(),
+    /// Runs `f` on the machine's threads (in a pool of its own when the current one has fewer):
+    /// for a step the other shards on the machine are waiting for.
+    pub(crate) fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        if rayon::current_num_threads() >= self.threads {
+            return f();
+        }
+        match rayon::ThreadPoolBuilder::new().num_threads(self.threads).thread_name(|i| format!("kiln-machine-{i}")).build() {
+            Ok(pool) => pool.install(f),
+            Err(_) => f(),
+        }
     }
 }
 
@@ -65,7 +71,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kiln-machine-once-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let cache = StageCache::new(Some(Store::open(&dir).expect("a store")), "w", false);
-        let once = MachineOnce { cache: &cache, threads: 3 };
+        let once = MachineOnce { cache: &cache, threads: 3, failpoint: None };
         let key = StageInputs::new("scene", 1).with("transport", 42);
         let encode = |v: &usize| v.to_le_bytes().to_vec();
         let decode = |b: Vec<u8>| -> Result<usize, String> { Ok(usize::from_le_bytes(b.try_into().map_err(|_| "length")?)) };
