@@ -332,6 +332,21 @@ pub enum BudgetError {
         budget: Budget,
     },
     #[error(
+        "{}: the bake's resident memory reached {} MiB, over {} ({} MiB), in its last moments (the \
+         watch's last look found it): what it made is written, but it did not keep to the budget: \
+         bake again with a larger budget or fewer --jobs",
+        .file.display(), .peak.div_ceil(MIB), .budget.source, .budget.bytes / MIB
+    )]
+    /// [`BudgetError::Exceeded`], first seen once the bake had finished.
+    ExceededAtEnd {
+        /// The world file.
+        file: std::path::PathBuf,
+        /// The peak resident memory measured, bytes.
+        peak: u64,
+        /// The budget it passed.
+        budget: Budget,
+    },
+    #[error(
         "{}: the lighting would trace ~{:.2e} light paths, more than {MAX_LIGHT_PATHS:e} ({}); lower \
          lighting.paths_per_area or volume.voxel_size (the surface area in world units sets the path count)",
         .file.display(), .estimate.light_paths, .estimate.describe()

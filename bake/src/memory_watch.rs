@@ -4,7 +4,9 @@
 //! and that bound is kept by watching instead: a thread of its own reads the process's peak
 //! resident memory every [`MemoryWatch::PERIOD`] and reports the first look that finds it over.
 //! The peak is the kernel's high-water mark (Linux: `VmHWM`), so a spike between two looks is not
-//! missed, only seen up to one period late.
+//! missed, only seen up to one period late; the watch takes a last look when it is stopped, so a
+//! spike in a bake's last moments (or in a short bake on a machine too busy to run the watch's
+//! thread on time) is reported too.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -25,6 +27,11 @@ impl MemoryWatch {
     /// process's peak resident memory passes `limit` bytes. `None` where the platform does not
     /// report peak memory (nothing can be watched there).
     pub fn start(limit: u64, over: impl FnOnce(u64) + Send + 'static) -> Option<MemoryWatch> {
+        Self::every(Self::PERIOD, limit, over)
+    }
+
+    /// [`MemoryWatch::start`], looking every `period`.
+    fn every(period: Duration, limit: u64, over: impl FnOnce(u64) + Send + 'static) -> Option<MemoryWatch> {
         crate::peak_memory()?;
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let flag = Arc::clone(&stop);
@@ -33,13 +40,17 @@ impl MemoryWatch {
             .spawn(move || {
                 let (lock, wake) = &*flag;
                 let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
-                while !*stopped {
+                loop {
+                    let last = *stopped;
                     if let Some(peak) = crate::peak_memory().filter(|&p| p > limit) {
                         drop(stopped);
                         over(peak);
                         return;
                     }
-                    stopped = wake.wait_timeout(stopped, Self::PERIOD).unwrap_or_else(|e| e.into_inner()).0;
+                    if last {
+                        return;
+                    }
+                    stopped = wake.wait_timeout(stopped, period).unwrap_or_else(|e| e.into_inner()).0;
                 }
             })
             .ok()?;
@@ -48,8 +59,7 @@ impl MemoryWatch {
 }
 
 impl Drop for MemoryWatch {
-    /// Stops the watch (a peak first passed since its last look, at most one period ago, goes
-    /// unreported).
+    /// Stops the watch after a last look, which reports a peak first passed since the one before.
     fn drop(&mut self) {
         let (lock, wake) = &*self.stop;
         *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
@@ -88,5 +98,20 @@ mod tests {
         assert!(peak > limit, "{peak} <= {limit}");
         drop(watch);
         assert!(rx.try_recv().is_err(), "reported twice");
+    }
+
+    #[test]
+    fn a_peak_passed_just_before_the_watch_stops_is_still_reported() {
+        let (tx, rx) = mpsc::channel();
+        let limit = crate::peak_memory().unwrap() + (8 << 20);
+        // Past the limit after the first look, and stopped long before the next.
+        let watch = MemoryWatch::every(Duration::from_secs(60), limit, move |peak| tx.send(peak).unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let block = vec![1u8; 16 << 20];
+        std::hint::black_box(&block);
+        drop(block);
+        drop(watch);
+        let peak = rx.try_recv().expect("the last look reports the peak");
+        assert!(peak > limit, "{peak} <= {limit}");
     }
 }

@@ -452,15 +452,22 @@ fn run_bake(
     // A budget the user gives is kept by measurement: past it, the process ends at once, as a kill
     // would end it, which the output (committed whole or not at all) and the stage cache (each
     // entry whole or absent) are built to survive.
+    // The watch's last look, when it is dropped, may find a peak passed after the bake's output was
+    // written: the error says so.
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watch = budget.filter(crate::budget::Budget::is_user).and_then(|budget| {
-        let (file, steps) = (world_path.to_owned(), sink.steps.clone());
+        let (file, steps, finished) = (world_path.to_owned(), sink.steps.clone(), finished.clone());
         crate::memory_watch::MemoryWatch::start(budget.bytes, move |peak| {
-            let step = steps.innermost();
-            eprintln!("kiln: error: {}", crate::budget::BudgetError::Exceeded { file, peak, step, budget });
+            let error = match finished.load(std::sync::atomic::Ordering::SeqCst) {
+                false => crate::budget::BudgetError::Exceeded { file, peak, step: steps.innermost(), budget },
+                true => crate::budget::BudgetError::ExceededAtEnd { file, peak, budget },
+            };
+            eprintln!("kiln: error: {error}");
             std::process::exit(2);
         })
     });
     let report = crate::pipeline::bake_as(&world, opts, role, &sink)?;
+    finished.store(true, std::sync::atomic::Ordering::SeqCst);
     drop(watch);
     let [wall, cpu] = stopwatch.read();
     for w in &report.cache_warnings {
