@@ -255,10 +255,11 @@ impl WorldProduct for TransportProduct {
         ctx.release_stored_values();
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
         let transport = ctx.world_key("transport")?.key().0;
-        let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role(), once: ctx.machine_once() };
-        let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
-        // Shards sharing a machine prepare the scene once (its key: every input of transport).
+        // Shards sharing a machine make the scene and the filtered maps once.
         let once = ctx.machine_once();
+        let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role(), once: once.as_ref() };
+        let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
+        // The scene's key: every input of transport.
         let scene_key = StageInputs::new("lighting scene", LIGHTING_VERSION).with("layout", SCENE_LAYOUT as u128).with("transport", transport);
         let shared_scene = once.as_ref().map(|once| (once, scene_key));
         let world = bake_world(&plan.tiling, meshes, occluders, water.as_ref(), &spec.lighting, seed, parts, shared_scene)

@@ -35,7 +35,7 @@ pub(super) struct CachedParts<'a> {
     pub(super) version: u32,
     pub(super) role: BakeRole,
     /// Set where the shards share a machine: they make each vertex map once.
-    pub(super) once: Option<MachineOnce<'a>>,
+    pub(super) once: Option<&'a MachineOnce<'a>>,
 }
 
 /// One slice of sums: the flights of the paths it sums (whole parts' flights), and one range of
@@ -211,7 +211,7 @@ impl PathParts for CachedParts<'_> {
     }
 
     fn vertex_map(&self, name: &'static str, len: usize, make: VertexMap<'_>) -> Result<Vec<f32>, LightingError> {
-        let Some(once) = &self.once else { return Ok(make()) };
+        let Some(once) = self.once else { return Ok(make()) };
         let key = StageInputs::new("transport map", self.version).with("transport", self.transport).with(name, 0);
         let encode = |map: &Vec<f32>| {
             let mut w = LeWriter::with_capacity(8 + 4 * map.len());
