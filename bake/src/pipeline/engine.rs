@@ -28,7 +28,7 @@ use super::product::{AnyValue, OccluderMesh, TileOutput, TileProduct, WorldProdu
 use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
 use super::role::BakeRole;
-use super::stage_cache::{StageCache, StageInputs};
+use super::stage_cache::{StageCache, StageInputs, Waited};
 use super::{writer_version, StageTiming, PACK_VERSION};
 use super::{BakeError, MemoryUse};
 use crate::lighting::WaterMedium;
@@ -391,13 +391,10 @@ impl<'a> Engine<'a> {
             }
             let shared = self.role.is_shard() && p.stored() && p.splits_its_work() && p.share(self)?;
             let _claim = match self.role.is_shard() && p.stored() && (!p.splits_its_work() || shared) {
-                true => {
-                    let claim = self.cache.claim(&key);
-                    if let Some(v) = self.cache.lookup(p.name(), &key, |b| p.decode(self, b)) {
-                        return Ok(v);
-                    }
-                    claim
-                }
+                true => match self.cache.claim_or_read(&key, &key, || self.cache.lookup(p.name(), &key, |b| p.decode(self, b))) {
+                    Waited::Read(v) => return Ok(v),
+                    Waited::Claimed(claim) => claim,
+                },
                 false => None,
             };
             // The others wait while a shard puts together the items they split: on a shared machine,

@@ -8,7 +8,7 @@ use super::{Engine, Entry, StageInputs, TileOutput};
 use crate::pipeline::failpoint;
 use crate::pipeline::machine_once::MachineOnce;
 use crate::pipeline::progress::StageProgress;
-use crate::pipeline::stage_cache::TryClaim;
+use crate::pipeline::stage_cache::{TryClaim, Waited};
 use crate::pipeline::BakeError;
 
 /// How many of a stage's items the cache holds (see `Engine::status`).
@@ -136,7 +136,14 @@ impl Engine<'_> {
                 Err(k) => held.push(k),
             }
         }
-        let waited: Vec<(usize, T)> = held.par_iter().with_max_len(1).map(|&k| take(k, self.cache().claim(&key(k)))).collect::<Result<_, _>>()?;
+        let waited: Vec<(usize, T)> = held
+            .par_iter()
+            .with_max_len(1)
+            .map(|&k| match self.cache().claim_or_read(&key(k), &key(k), || read(k)) {
+                Waited::Read(v) => Ok((k, v)),
+                Waited::Claimed(claim) => take(k, claim),
+            })
+            .collect::<Result<_, _>>()?;
         done.extend(waited);
         Ok(done)
     }

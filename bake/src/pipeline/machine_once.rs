@@ -9,7 +9,7 @@
 //! together with nothing else to do. The value is the same bytes whoever makes it, on any
 //! number of threads.
 
-use super::stage_cache::{StageCache, StageInputs};
+use super::stage_cache::{StageCache, StageInputs, Waited};
 
 /// How a shard makes a step that every shard on its machine needs whole (see the module's text).
 pub(crate) struct MachineOnce<'a> {
@@ -32,13 +32,14 @@ impl MachineOnce<'_> {
         encode: impl FnOnce(&T) -> Vec<u8>,
         decode: impl Fn(Vec<u8>) -> Result<T, String>,
     ) -> Result<T, E> {
-        if let Some(v) = self.cache.lookup(label, key, &decode) {
+        let read = || self.cache.lookup(label, key, &decode);
+        if let Some(v) = read() {
             return Ok(v);
         }
-        let claim = self.cache.claim(key);
-        if let Some(v) = self.cache.lookup(label, key, &decode) {
-            return Ok(v);
-        }
+        let claim = match self.cache.claim_or_read(key, key, read) {
+            Waited::Read(v) => return Ok(v),
+            Waited::Claimed(claim) => claim,
+        };
         let v = self.run(make)?;
         if let Some(point) = &self.failpoint {
             super::failpoint::hit(point);

@@ -76,6 +76,15 @@ pub enum TryClaim {
     Busy,
 }
 
+/// What [`StageCache::claim_or_read`] found once the claim was free.
+#[derive(Debug)]
+pub enum Waited<T> {
+    /// The holder stored the item: read, the claim let go.
+    Read(T),
+    /// Nobody stored it: compute it under this claim (see [`TryClaim::Taken`] for `None`).
+    Claimed(Option<Claim>),
+}
+
 /// The store (or none, with `--no-cache`) plus this bake's bookkeeping.
 pub struct StageCache {
     store: Option<Store>,
@@ -236,6 +245,27 @@ impl StageCache {
         claim
     }
 
+    /// Claims `claim`'s item, waiting while another process holds it; if the holder stored
+    /// `stored` meanwhile, lets the claim go before `read` reads it. Every process that waited
+    /// for an item then reads it side by side: reading under the claim would pass them through
+    /// one at a time (sixteen shards reading a 200 MB scene took five seconds). An entry `read`
+    /// refuses is claimed again, to be rebuilt.
+    pub fn claim_or_read<T>(&self, claim: &StageInputs, stored: &StageInputs, read: impl Fn() -> Option<T>) -> Waited<T> {
+        let held = self.claim(claim);
+        if !self.contains(stored) {
+            return Waited::Claimed(held);
+        }
+        drop(held);
+        if let Some(v) = read() {
+            return Waited::Read(v);
+        }
+        let held = self.claim(claim);
+        match read() {
+            Some(v) => Waited::Read(v),
+            None => Waited::Claimed(held),
+        }
+    }
+
     /// Seconds this bake's threads spent claiming items, per stage: in a shard, mostly waiting
     /// for items other processes were computing. Summed over threads, so several threads waiting
     /// at once count several times.
@@ -290,6 +320,52 @@ mod tests {
         let waits = waiter.waits();
         assert!(waits["transport sum"] >= 0.2, "waited for the holder: {waits:?}");
         assert_eq!(waits.len(), 1, "{waits:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn processes_that_waited_for_a_stored_item_read_it_side_by_side() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = std::env::temp_dir().join(format!("kiln-stage-cache-side-by-side-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = || StageCache::new(Some(Store::open(&dir).expect("a store")), "side", false);
+        let (holder, waiters) = (cache(), [cache(), cache(), cache()]);
+        let item = StageInputs::new("lighting scene", 1).with("transport", 7);
+        let held = holder.claim(&item).expect("a claim");
+        // Each reader stays in its read until all have been in it at once (or 2 s pass): read
+        // under the claim, one at a time, no two would ever be in it together.
+        let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let read = |c: &StageCache| {
+            most.fetch_max(inside.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+            let start = std::time::Instant::now();
+            while most.load(Ordering::SeqCst) < waiters.len() && start.elapsed().as_secs() < 2 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            inside.fetch_sub(1, Ordering::SeqCst);
+            c.lookup("scene", &item, Ok::<_, String>)
+        };
+        let found: Vec<Option<Vec<u8>>> = std::thread::scope(|s| {
+            let running: Vec<_> = waiters
+                .iter()
+                .map(|w| {
+                    s.spawn(|| match w.claim_or_read(&item, &item, || read(w)) {
+                        Waited::Read(v) => Some(v),
+                        Waited::Claimed(_) => None,
+                    })
+                })
+                .collect();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            holder.computed("scene", &item, b"the scene");
+            drop(held);
+            running.into_iter().map(|r| r.join().expect("a waiter")).collect()
+        });
+        assert_eq!(found, vec![Some(b"the scene".to_vec()); 3], "each waiter read what the holder stored");
+        assert_eq!(most.load(Ordering::SeqCst), 3, "all three read at once");
+
+        // An item nobody stored is claimed without a read; one the reader refuses is claimed too.
+        let missing = StageInputs::new("lighting scene", 1).with("transport", 8);
+        assert!(matches!(holder.claim_or_read(&missing, &missing, || -> Option<()> { panic!("nothing to read") }), Waited::Claimed(Some(_))));
+        assert!(matches!(holder.claim_or_read(&item, &item, || None::<()>), Waited::Claimed(Some(_))));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use super::failpoint;
 use super::machine_once::MachineOnce;
 use super::role::BakeRole;
-use super::stage_cache::{StageCache, StageInputs, TryClaim};
+use super::stage_cache::{StageCache, StageInputs, TryClaim, Waited};
 use crate::le::{LeReader, LeWriter};
 use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, VertexMap, SUMS_HEADER_LEN};
 
@@ -158,13 +158,16 @@ impl CachedParts<'_> {
     fn part_slice(&self, work: &PhaseWork, k: u32, j: u32, n: u32, words: usize) -> Result<Slice, LightingError> {
         let len = slice_range(words, j, n).len();
         let label = || format!("{} part {k}/{n} slice {j}", work.phase.name());
-        if let Some(s) = self.read(label(), &self.slice_key(work, k, j, n), len) {
+        let slice_key = self.slice_key(work, k, j, n);
+        let read = || self.read(label(), &slice_key, len);
+        if let Some(s) = read() {
             return Ok(s);
         }
-        let claim: Option<Claim> = self.cache.claim(&self.part_key(work, k, n));
-        if let Some(s) = self.read(label(), &self.slice_key(work, k, j, n), len) {
-            return Ok(s);
-        }
+        // The part's last slice is stored last: once it is there, the whole part is.
+        let claim: Option<Claim> = match self.cache.claim_or_read(&self.part_key(work, k, n), &self.slice_key(work, k, n - 1, n), read) {
+            Waited::Read(s) => return Ok(s),
+            Waited::Claimed(claim) => claim,
+        };
         let s = self.trace(work, k, n, words, j)?;
         drop(claim);
         Ok(s)
@@ -176,13 +179,14 @@ impl CachedParts<'_> {
         let len = slice_range(words, j, n).len();
         let label = || format!("{} total {j}/{n}", work.phase.name());
         let key = self.total_key(work, j, n);
-        if let Some(s) = self.read(label(), &key, len) {
+        let read = || self.read(label(), &key, len);
+        if let Some(s) = read() {
             return Ok(s);
         }
-        let claim = self.cache.claim(&key);
-        if let Some(s) = self.read(label(), &key, len) {
-            return Ok(s);
-        }
+        let claim = match self.cache.claim_or_read(&key, &key, read) {
+            Waited::Read(s) => return Ok(s),
+            Waited::Claimed(claim) => claim,
+        };
         let mut total = Slice { flights: 0, sums: vec![0; 8 * len] };
         for k in self.role.rotate(&(0..n).collect::<Vec<_>>()) {
             total.add(&self.part_slice(work, k, j, n, words)?);
