@@ -24,12 +24,22 @@ impl LeWriter {
 
     /// `v`'s length, then its elements.
     pub(crate) fn u32s(&mut self, v: &[u32]) {
-        self.words(v.len(), v.iter().map(|x| x.to_le_bytes()));
+        self.u32_iter(v.len(), v.iter().copied());
     }
 
     /// `v`'s length, then its elements.
     pub(crate) fn f32s(&mut self, v: &[f32]) {
-        self.words(v.len(), v.iter().map(|x| x.to_le_bytes()));
+        self.f32_iter(v.len(), v.iter().copied());
+    }
+
+    /// [`LeWriter::u32s`] of the `len` numbers `v` gives, without gathering them first.
+    pub(crate) fn u32_iter(&mut self, len: usize, v: impl Iterator<Item = u32>) {
+        self.words(len, v.map(u32::to_le_bytes));
+    }
+
+    /// [`LeWriter::f32s`] of the `len` numbers `v` gives, without gathering them first.
+    pub(crate) fn f32_iter(&mut self, len: usize, v: impl Iterator<Item = f32>) {
+        self.words(len, v.map(f32::to_le_bytes));
     }
 
     /// `v`'s length, then its elements.
@@ -42,13 +52,17 @@ impl LeWriter {
         }
     }
 
+    /// `len`, then the words; `words` must give exactly `len` of them.
     fn words(&mut self, len: usize, words: impl Iterator<Item = [u8; 4]>) {
         self.u64(len as u64);
         let start = self.0.len();
         self.0.resize(start + 4 * len, 0);
+        let mut given = 0;
         for (out, w) in self.0[start..].chunks_exact_mut(4).zip(words) {
             out.copy_from_slice(&w);
+            given += 1;
         }
+        assert_eq!(given, len, "an array written with a length it does not have");
     }
 
     pub(crate) fn finish(self) -> Vec<u8> {

@@ -43,8 +43,8 @@ impl Surface {
     /// Writes the surface (see [`crate::le`]), for [`Surface::read`].
     pub(crate) fn write(&self, w: &mut LeWriter) {
         w.u32s(&self.weld);
-        w.f32s(&self.pos.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>());
-        w.f32s(&self.normal.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>());
+        w.f32_iter(3 * self.pos.len(), self.pos.iter().flat_map(|p| p.to_array()));
+        w.f32_iter(3 * self.normal.len(), self.normal.iter().flat_map(|p| p.to_array()));
         w.f32s(&self.area);
         w.u32s(&self.adj_start);
         w.u32s(&self.adj);

@@ -30,12 +30,11 @@ impl Bvh {
         w.u64(self.tri_count as u64);
         w.u64(self.root as u64);
         w.f32s(&[self.lo, self.hi].concat());
-        let floats: Vec<f32> = self.nodes.iter().flat_map(|n| n.lo.iter().chain(&n.hi).flatten().flat_map(|v| v.to_array())).collect();
-        w.f32s(&floats);
-        drop(floats);
-        w.u32s(&self.nodes.iter().flat_map(|n| n.child).collect::<Vec<u32>>());
-        w.u32s(&self.blocks.iter().flat_map(|b| b.corner.iter().flatten().chain(&b.ids).copied()).collect::<Vec<u32>>());
-        w.f32s(&self.positions.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>());
+        let nodes = self.nodes.len();
+        w.f32_iter(nodes * NODE_FLOATS, self.nodes.iter().flat_map(|n| n.lo.iter().chain(&n.hi).flatten().flat_map(|v| v.to_array())));
+        w.u32_iter(nodes * WIDTH, self.nodes.iter().flat_map(|n| n.child));
+        w.u32_iter(self.blocks.len() * 4 * BLOCK, self.blocks.iter().flat_map(|b| b.corner.iter().flatten().chain(&b.ids).copied()));
+        w.f32_iter(4 * self.positions.len(), self.positions.iter().flat_map(|p| p.to_array()));
     }
 
     /// Reads [`Bvh::to_bytes`]' form, checking what a walk relies on: every child a later node
