@@ -27,12 +27,17 @@ impl MemoryWatch {
     /// process's peak resident memory passes `limit` bytes. `None` where the platform does not
     /// report peak memory (nothing can be watched there).
     pub fn start(limit: u64, over: impl FnOnce(u64) + Send + 'static) -> Option<MemoryWatch> {
-        Self::every(Self::PERIOD, limit, over)
+        crate::peak_memory()?;
+        Self::every(Self::PERIOD, limit, crate::peak_memory, over)
     }
 
-    /// [`MemoryWatch::start`], looking every `period`.
-    fn every(period: Duration, limit: u64, over: impl FnOnce(u64) + Send + 'static) -> Option<MemoryWatch> {
-        crate::peak_memory()?;
+    /// [`MemoryWatch::start`], reading the peak with `peak` every `period`.
+    fn every(
+        period: Duration,
+        limit: u64,
+        peak: impl Fn() -> Option<u64> + Send + 'static,
+        over: impl FnOnce(u64) + Send + 'static,
+    ) -> Option<MemoryWatch> {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -42,7 +47,7 @@ impl MemoryWatch {
                 let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
                 loop {
                     let last = *stopped;
-                    if let Some(peak) = crate::peak_memory().filter(|&p| p > limit) {
+                    if let Some(peak) = peak().filter(|&p| p > limit) {
                         drop(stopped);
                         over(peak);
                         return;
@@ -102,16 +107,25 @@ mod tests {
 
     #[test]
     fn a_peak_passed_just_before_the_watch_stops_is_still_reported() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        // The peak as the watch reads it, set by the test: the process's own high-water mark is
+        // shared with the tests running beside this one.
+        let peak = Arc::new(AtomicU64::new(100));
+        let (looked, first_look) = mpsc::channel();
+        let read = {
+            let peak = Arc::clone(&peak);
+            move || {
+                let read = peak.load(Ordering::SeqCst);
+                let _ = looked.send(());
+                Some(read)
+            }
+        };
         let (tx, rx) = mpsc::channel();
-        let limit = crate::peak_memory().unwrap() + (8 << 20);
         // Past the limit after the first look, and stopped long before the next.
-        let watch = MemoryWatch::every(Duration::from_secs(60), limit, move |peak| tx.send(peak).unwrap()).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        let block = vec![1u8; 16 << 20];
-        std::hint::black_box(&block);
-        drop(block);
+        let watch = MemoryWatch::every(Duration::from_secs(60), 200, read, move |p| tx.send(p).unwrap()).unwrap();
+        first_look.recv().expect("a first look");
+        peak.store(300, Ordering::SeqCst);
         drop(watch);
-        let peak = rx.try_recv().expect("the last look reports the peak");
-        assert!(peak > limit, "{peak} <= {limit}");
+        assert_eq!(rx.try_recv(), Ok(300), "the last look reports the peak");
     }
 }
