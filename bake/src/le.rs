@@ -103,6 +103,12 @@ impl<'a> LeReader<'a> {
         self.take(bytes)
     }
 
+    /// An array of 4-byte words, left in place: for a reader that puts them straight where they
+    /// belong rather than into a vector of its own first.
+    pub(crate) fn words(&mut self) -> Result<LeWords<'a>, String> {
+        Ok(LeWords(self.array(4)?))
+    }
+
     pub(crate) fn u32s(&mut self) -> Result<Vec<u32>, String> {
         Ok(self.array(4)?.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
     }
@@ -121,6 +127,39 @@ impl<'a> LeReader<'a> {
             0 => Ok(()),
             n => Err(format!("{n} bytes after the end")),
         }
+    }
+}
+
+/// An array of 4-byte little-endian words as [`LeReader::words`] found it.
+#[derive(Clone, Copy)]
+pub(crate) struct LeWords<'a>(&'a [u8]);
+
+impl<'a> LeWords<'a> {
+    /// How many words.
+    pub(crate) fn len(self) -> usize {
+        self.0.len() / 4
+    }
+
+    /// The words as unsigned numbers.
+    pub(crate) fn u32s(self) -> impl Iterator<Item = u32> + 'a {
+        self.0.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    /// Word `i` as an unsigned number.
+    #[inline]
+    pub(crate) fn u32_at(self, i: usize) -> u32 {
+        u32::from_le_bytes(self.0[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+    }
+
+    /// Word `i` as a float, bit for bit.
+    #[inline]
+    pub(crate) fn f32_at(self, i: usize) -> f32 {
+        f32::from_bits(self.u32_at(i))
+    }
+
+    /// The words in runs of `n`, a last short run left out (check [`LeWords::len`] first).
+    pub(crate) fn runs(self, n: usize) -> impl Iterator<Item = LeWords<'a>> + 'a {
+        self.0.chunks_exact(4 * n).map(LeWords)
     }
 }
 
@@ -177,6 +216,18 @@ mod tests {
         let _ = (r.u64().unwrap(), r.f64().unwrap(), r.u32s().unwrap(), r.f32s().unwrap(), r.u16s().unwrap());
         assert!(r.end().is_err(), "trailing bytes are refused");
         assert!(rows::<3>(vec![1.0; 7], "normals").is_err());
+
+        let mut w = LeWriter::default();
+        w.u32s(&[1, 2, 3, 4, 5, 6, (-2.5f32).to_bits()]);
+        let bytes = w.finish();
+        let mut r = LeReader::new(&bytes);
+        let words = r.words().unwrap();
+        r.end().unwrap();
+        assert_eq!(words.len(), 7);
+        assert_eq!(words.runs(3).map(|run| run.u32_at(2)).collect::<Vec<_>>(), [3, 6], "whole runs only");
+        assert_eq!(words.f32_at(6), -2.5);
+        assert_eq!(words.u32s().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, (-2.5f32).to_bits()]);
+        assert!(LeReader::new(&bytes[..bytes.len() - 1]).words().is_err(), "a short array is refused");
         assert_eq!(rows::<2>(vec![1.0, 2.0, 3.0, 4.0], "x").unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
     }
 }

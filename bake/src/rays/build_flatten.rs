@@ -58,7 +58,8 @@ fn count(node: NodeRef, parallel_levels: u32) -> Count {
 /// The wide nodes of the tree at `root`, depth-first, and the root's child word.
 pub(super) fn flatten(root: NodeRef, first_block: &[u32]) -> (Vec<Node>, u32) {
     let counted = count(root, PARALLEL_LEVELS);
-    let mut nodes = vec![empty_node(); counted.nodes];
+    let mut nodes = crate::mem::huge_vec(counted.nodes);
+    nodes.resize(counted.nodes, empty_node());
     let word = fill(root, &counted, first_block, &mut nodes, 0);
     (nodes, word)
 }

@@ -6,6 +6,7 @@ use glam::Vec4;
 use super::triangle::{TriBlock, BLOCK};
 use super::{leaf_range, Bvh, Node, HALVES, LEAF_FLAG, STACK, WIDTH};
 use crate::le::{LeReader, LeWriter};
+use crate::mem::huge_vec;
 
 /// Numbers per node: the low and high box corners of its children.
 const NODE_FLOATS: usize = 2 * 3 * HALVES * 4;
@@ -53,32 +54,29 @@ impl Bvh {
         let root = u32::try_from(r.u64()?).map_err(|e| format!("root: {e}"))?;
         let bounds = r.f32s()?;
         let [l0, l1, l2, h0, h1, h2] = bounds[..].try_into().map_err(|_| format!("{} bound numbers, not 6", bounds.len()))?;
-        let floats = r.f32s()?;
-        let children = r.u32s()?;
-        let block_words = r.u32s()?;
-        let positions = r.f32s()?;
+        let (floats, children, block_words, positions) = (r.words()?, r.words()?, r.words()?, r.words()?);
         if floats.len() != children.len() / WIDTH * NODE_FLOATS || !children.len().is_multiple_of(WIDTH) {
             return Err(format!("{} box numbers for {} child words", floats.len(), children.len()));
         }
         if !block_words.len().is_multiple_of(4 * BLOCK) || !positions.len().is_multiple_of(4) {
             return Err(format!("{} block words and {} position numbers are not whole blocks and points", block_words.len(), positions.len()));
         }
-        let nodes: Vec<Node> = floats
-            .chunks_exact(NODE_FLOATS)
-            .zip(children.chunks_exact(WIDTH))
-            .map(|(f, c)| {
-                let corner = |at: usize| std::array::from_fn(|a| std::array::from_fn(|h| Vec4::from_slice(&f[at + 4 * (HALVES * a + h)..])));
-                Node { lo: corner(0), hi: corner(NODE_FLOATS / 2), child: c.try_into().expect("WIDTH words") }
-            })
-            .collect();
-        let blocks: Vec<TriBlock> = block_words
-            .chunks_exact(4 * BLOCK)
-            .map(|b| TriBlock {
-                corner: std::array::from_fn(|c| std::array::from_fn(|l| b[BLOCK * c + l])),
-                ids: std::array::from_fn(|l| b[3 * BLOCK + l]),
-            })
-            .collect();
-        let positions: Vec<Vec4> = positions.chunks_exact(4).map(Vec4::from_slice).collect();
+        // Into huge pages, as the build puts them: walks read these arrays at random.
+        let mut nodes: Vec<Node> = huge_vec(children.len() / WIDTH);
+        nodes.extend(floats.runs(NODE_FLOATS).zip(children.runs(WIDTH)).map(|(f, c)| {
+            let corner = |at: usize| {
+                std::array::from_fn(|a| std::array::from_fn(|h| Vec4::from_array(std::array::from_fn(|l| f.f32_at(at + 4 * (HALVES * a + h) + l)))))
+            };
+            Node { lo: corner(0), hi: corner(NODE_FLOATS / 2), child: std::array::from_fn(|i| c.u32_at(i)) }
+        }));
+        let mut blocks: Vec<TriBlock> = huge_vec(block_words.len() / (4 * BLOCK));
+        blocks.extend(block_words.runs(4 * BLOCK).map(|b| TriBlock {
+            corner: std::array::from_fn(|c| std::array::from_fn(|l| b.u32_at(BLOCK * c + l))),
+            ids: std::array::from_fn(|l| b.u32_at(3 * BLOCK + l)),
+        }));
+        let mut points: Vec<Vec4> = huge_vec(positions.len() / 4);
+        points.extend(positions.runs(4).map(|p| Vec4::from_array(std::array::from_fn(|l| p.f32_at(l)))));
+        let positions = points;
         let bvh = Bvh { nodes, blocks, positions, tri_count, root, lo: [l0, l1, l2], hi: [h0, h1, h2] };
         bvh.check()?;
         Ok(bvh)
