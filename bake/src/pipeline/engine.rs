@@ -389,17 +389,17 @@ impl<'a> Engine<'a> {
             for (product, tiles) in p.tile_needs(self) {
                 self.resolve_tiles(self.registry.index(product)?, &tiles)?;
             }
-            let shared = self.role.is_shard() && p.stored() && p.splits_its_work() && p.share(self)?;
-            let _claim = match self.role.is_shard() && p.stored() && (!p.splits_its_work() || shared) {
+            let claimed = self.role.is_shard() && p.stored() && (!p.splits_its_work() || p.share(self)?);
+            let _claim = match claimed {
                 true => match self.cache.claim_or_read(&key, &key, || self.cache.lookup(p.name(), &key, |b| p.decode(self, b))) {
                     Waited::Read(v) => return Ok(v),
                     Waited::Claimed(claim) => claim,
                 },
                 false => None,
             };
-            // The others wait while a shard puts together the items they split: on a shared machine,
-            // it does so on all of the machine's threads.
-            let (v, detail) = match (shared, self.machine_once()) {
+            // The others wait while a shard makes what it claimed: on a shared machine, it does so
+            // on all of the machine's threads.
+            let (v, detail) = match (claimed, self.machine_once()) {
                 (true, Some(once)) => once.run(|| p.compute(self))?,
                 _ => p.compute(self)?,
             };

@@ -152,10 +152,11 @@ pub trait WorldProduct: Sync {
         false
     }
     /// For a stored product that splits its work: computes and stores this process's share of
-    /// the items without reading the others' (`Engine::share_items`), and says so with `true`.
-    /// A shard then claims the product as a whole, so that one shard puts the items together
-    /// (compressing a shared pack, say) while the others wait and read what it stored. `false`
-    /// (the default): every shard puts the items together itself.
+    /// the items without reading the others' (`Engine::share_items`), if it has such a share, and
+    /// says with `true` that one shard makes the value for all. A shard then claims the product as
+    /// a whole, so that one shard puts the items together (compressing a shared pack, say), or
+    /// makes the whole value, while the others wait and read what it stored. `false` (the
+    /// default): every shard puts the items together itself.
     fn share(&self, _ctx: &WorldCtx) -> Result<bool, BakeError> {
         Ok(false)
     }

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use rayon::prelude::*;
+
 use super::engine::{KeyCtx, WorldCtx};
 use super::hit_check;
 use super::inputs::{density_hash, raw_density_hash, settings_hash, tile_input_hashes, TileInputHashes};
@@ -59,9 +61,13 @@ impl WorldProduct for DensityProduct {
         // so it has its own cache entry.
         let field = crate::density::DensityField::new(world);
         let raw_inputs = StageInputs::new("raw density", DENSITY_VERSION).with("noise and floor", raw_density_hash(world));
+        // Shards on machines of their own split the noise and the labelling among them; shards that
+        // share a machine leave the volume to the one that claims it (`share`), which makes it whole
+        // on all of the machine's threads, as a whole bake does.
+        let split = ctx.role().is_shard() && ctx.machine_once().is_none();
         let raw = match ctx.cache().lookup("volume", &raw_inputs, |b| Self::parse(ctx, &b)) {
             Some(v) => v,
-            None if !ctx.role().is_shard() => {
+            None if !split => {
                 let v = field.volume();
                 ctx.cache().computed("volume", &raw_inputs, bytemuck::cast_slice(&v.data));
                 v
@@ -90,6 +96,10 @@ impl WorldProduct for DensityProduct {
         // The clean-ups' block labelling is split among shards too; each joins all the labels.
         let dims = world.dims();
         let label = |v: &DensityVolume, flood: Flood| -> Result<Vec<BlockLabels>, BakeError> {
+            let blocks = block_count(dims, CONNECTIVITY_BLOCK);
+            if !split {
+                return Ok((0..blocks).into_par_iter().map(|i| label_block(v, flood, CONNECTIVITY_BLOCK, i)).collect());
+            }
             let pass = match flood {
                 Flood::Floaters { .. } => "floaters",
                 Flood::SealedAir { .. } => "sealed air",
@@ -99,7 +109,7 @@ impl WorldProduct for DensityProduct {
             ctx.shared_items(
                 "density block",
                 &inputs,
-                block_count(dims, CONNECTIVITY_BLOCK),
+                blocks,
                 |i| Ok(label_block(v, flood, CONNECTIVITY_BLOCK, i)),
                 |l| Ok(l.to_bytes()),
                 |i, b| BlockLabels::from_bytes(b, dims, CONNECTIVITY_BLOCK, i),
@@ -116,6 +126,11 @@ impl WorldProduct for DensityProduct {
     /// applies brushes and joins the labels over the whole volume itself.
     fn splits_its_work(&self) -> bool {
         true
+    }
+    /// Shards that share a machine split nothing: one makes the whole volume on the machine's
+    /// threads, in a fraction of the time each would take to join it from the split items.
+    fn share(&self, ctx: &WorldCtx) -> Result<bool, BakeError> {
+        Ok(ctx.machine_once().is_some())
     }
     fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
         Ok(value.downcast_ref::<Volume>().map(|v| Cow::Borrowed(bytemuck::cast_slice(&v.density.data))))
