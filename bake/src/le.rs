@@ -1,8 +1,11 @@
 //! Little-endian byte forms of a value's plain arrays, for what a bake stores in its stage cache
 //! to share between processes (the light-transport scene): the same bytes on every machine, and
 //! a reader that refuses a short, long or oversized form with a message instead of panicking.
-//! Arrays are written with their length first; on little-endian machines the element loops
-//! compile to copies.
+//! Arrays are written with their length first. Arrays of plain 4-byte words (numbers, vectors
+//! and blocks of them: any [`bytemuck::Pod`] type whose size and alignment are multiples of 4)
+//! are copied whole on little-endian machines, where their memory is already their form.
+
+use bytemuck::Pod;
 
 /// Writes numbers and length-prefixed arrays of them, little-endian.
 #[derive(Default)]
@@ -24,17 +27,36 @@ impl LeWriter {
 
     /// `v`'s length, then its elements.
     pub(crate) fn u32s(&mut self, v: &[u32]) {
-        self.u32_iter(v.len(), v.iter().copied());
+        self.pod(v);
     }
 
     /// `v`'s length, then its elements.
     pub(crate) fn f32s(&mut self, v: &[f32]) {
-        self.f32_iter(v.len(), v.iter().copied());
+        self.pod(v);
     }
 
-    /// [`LeWriter::u32s`] of the `len` numbers `v` gives, without gathering them first.
-    pub(crate) fn u32_iter(&mut self, len: usize, v: impl Iterator<Item = u32>) {
-        self.words(len, v.map(u32::to_le_bytes));
+    /// `v`'s length in 4-byte words, then its words: the form [`LeReader::pod_into`] reads.
+    pub(crate) fn pod<T: Pod>(&mut self, v: &[T]) {
+        let words: &[u32] = bytemuck::cast_slice(v);
+        self.u64(words.len() as u64);
+        self.put_words(words);
+    }
+
+    /// [`LeWriter::pod`] of the concatenated `runs`, which must hold `words` words in all.
+    pub(crate) fn pod_runs<'v, T: Pod>(&mut self, words: usize, runs: impl Iterator<Item = &'v T>) {
+        self.u64(words as u64);
+        let start = self.0.len();
+        self.0.reserve(4 * words);
+        runs.for_each(|run| self.put_words(bytemuck::cast_slice(std::slice::from_ref(run))));
+        assert_eq!(self.0.len() - start, 4 * words, "an array written with a length it does not have");
+    }
+
+    fn put_words(&mut self, words: &[u32]) {
+        if cfg!(target_endian = "little") {
+            self.0.extend_from_slice(bytemuck::cast_slice(words));
+        } else {
+            words.iter().for_each(|w| self.0.extend_from_slice(&w.to_le_bytes()));
+        }
     }
 
     /// [`LeWriter::f32s`] of the `len` numbers `v` gives, without gathering them first.
@@ -110,11 +132,27 @@ impl<'a> LeReader<'a> {
     }
 
     pub(crate) fn u32s(&mut self) -> Result<Vec<u32>, String> {
-        Ok(self.array(4)?.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+        self.pod_into(Vec::with_capacity)
     }
 
     pub(crate) fn f32s(&mut self) -> Result<Vec<f32>, String> {
-        Ok(self.array(4)?.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+        self.pod_into(Vec::with_capacity)
+    }
+
+    /// What [`LeWriter::pod`] wrote, as whole `T`s in a vector `alloc` gives room for (given the
+    /// count): a reader puts large arrays where it wants them (on huge pages, say) in one copy.
+    pub(crate) fn pod_into<T: Pod>(&mut self, alloc: impl FnOnce(usize) -> Vec<T>) -> Result<Vec<T>, String> {
+        let bytes = self.array(4)?;
+        let size = std::mem::size_of::<T>();
+        if !bytes.len().is_multiple_of(size) {
+            return Err(format!("{} words are not whole elements of {} words", bytes.len() / 4, size / 4));
+        }
+        let n = bytes.len() / size;
+        let mut v = alloc(n);
+        v.resize(n, T::zeroed());
+        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+        from_le_words(&mut v);
+        Ok(v)
     }
 
     pub(crate) fn u16s(&mut self) -> Result<Vec<u16>, String> {
@@ -140,9 +178,12 @@ impl<'a> LeWords<'a> {
         self.0.len() / 4
     }
 
-    /// The words as unsigned numbers.
-    pub(crate) fn u32s(self) -> impl Iterator<Item = u32> + 'a {
-        self.0.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    /// The `T` whose words start at word `i` (a whole `T` must lie in the array).
+    #[inline]
+    pub(crate) fn pod_at<T: Pod>(self, i: usize) -> T {
+        let mut v: T = bytemuck::pod_read_unaligned(&self.0[4 * i..4 * i + std::mem::size_of::<T>()]);
+        from_le_words(std::slice::from_mut(&mut v));
+        v
     }
 
     /// Word `i` as an unsigned number.
@@ -160,6 +201,14 @@ impl<'a> LeWords<'a> {
     /// The words in runs of `n`, a last short run left out (check [`LeWords::len`] first).
     pub(crate) fn runs(self, n: usize) -> impl Iterator<Item = LeWords<'a>> + 'a {
         self.0.chunks_exact(4 * n).map(LeWords)
+    }
+}
+
+/// Turns words read in their little-endian form into this machine's (nothing to do on
+/// little-endian machines).
+fn from_le_words<T: Pod>(v: &mut [T]) {
+    if cfg!(target_endian = "big") {
+        bytemuck::cast_slice_mut::<T, u32>(v).iter_mut().for_each(|w| *w = u32::from_le(*w));
     }
 }
 
@@ -226,7 +275,16 @@ mod tests {
         assert_eq!(words.len(), 7);
         assert_eq!(words.runs(3).map(|run| run.u32_at(2)).collect::<Vec<_>>(), [3, 6], "whole runs only");
         assert_eq!(words.f32_at(6), -2.5);
-        assert_eq!(words.u32s().collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, (-2.5f32).to_bits()]);
+        assert_eq!(words.pod_at::<[u32; 3]>(3), [4, 5, 6]);
+        let mut r = LeReader::new(&bytes);
+        assert!(r.pod_into::<[u32; 2]>(Vec::with_capacity).unwrap_err().contains("whole"), "7 words are not pairs");
+        let mut w = LeWriter::default();
+        w.pod(&[[1u32, 2], [3, 4], [5, 6]]);
+        let pairs = w.finish();
+        let mut w = LeWriter::default();
+        w.u32s(&[1, 2, 3, 4, 5, 6]);
+        assert_eq!(pairs, w.finish(), "the form of the words");
+        assert_eq!(LeReader::new(&pairs).pod_into::<[u32; 2]>(Vec::with_capacity).unwrap(), [[1, 2], [3, 4], [5, 6]]);
         assert!(LeReader::new(&bytes[..bytes.len() - 1]).words().is_err(), "a short array is refused");
         assert_eq!(rows::<2>(vec![1.0, 2.0, 3.0, 4.0], "x").unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
     }

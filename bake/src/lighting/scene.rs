@@ -98,9 +98,7 @@ impl PreparedScene {
     /// where it needs them.
     pub(crate) fn read(r: &mut LeReader) -> Result<PreparedScene, String> {
         let lit_triangles = usize::try_from(r.u64()?).map_err(|e| e.to_string())?;
-        let weld_words = r.words()?;
-        let mut corner_weld: Vec<u32> = mem::huge_vec(weld_words.len());
-        corner_weld.extend(weld_words.u32s());
+        let corner_weld: Vec<u32> = r.pod_into(mem::huge_vec)?;
         let has_materials = r.u64()? != 0;
         let materials = r.u16s()?;
         let occluder_albedo = crate::le::rows::<3>(r.f32s()?, "occluder albedo")?;

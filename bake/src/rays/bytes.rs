@@ -32,10 +32,10 @@ impl Bvh {
         w.u64(self.root as u64);
         w.f32s(&[self.lo, self.hi].concat());
         let nodes = self.nodes.len();
-        w.f32_iter(nodes * NODE_FLOATS, self.nodes.iter().flat_map(|n| n.lo.iter().chain(&n.hi).flatten().flat_map(|v| v.to_array())));
-        w.u32_iter(nodes * WIDTH, self.nodes.iter().flat_map(|n| n.child));
-        w.u32_iter(self.blocks.len() * 4 * BLOCK, self.blocks.iter().flat_map(|b| b.corner.iter().flatten().chain(&b.ids).copied()));
-        w.f32_iter(4 * self.positions.len(), self.positions.iter().flat_map(|p| p.to_array()));
+        w.pod_runs(nodes * NODE_FLOATS, self.nodes.iter().flat_map(|n| [&n.lo, &n.hi]));
+        w.pod_runs(nodes * WIDTH, self.nodes.iter().map(|n| &n.child));
+        w.pod(&self.blocks);
+        w.pod(&self.positions);
     }
 
     /// Reads [`Bvh::to_bytes`]' form, checking what a walk relies on: every child a later node
@@ -54,29 +54,19 @@ impl Bvh {
         let root = u32::try_from(r.u64()?).map_err(|e| format!("root: {e}"))?;
         let bounds = r.f32s()?;
         let [l0, l1, l2, h0, h1, h2] = bounds[..].try_into().map_err(|_| format!("{} bound numbers, not 6", bounds.len()))?;
-        let (floats, children, block_words, positions) = (r.words()?, r.words()?, r.words()?, r.words()?);
+        let (floats, children) = (r.words()?, r.words()?);
         if floats.len() != children.len() / WIDTH * NODE_FLOATS || !children.len().is_multiple_of(WIDTH) {
             return Err(format!("{} box numbers for {} child words", floats.len(), children.len()));
         }
-        if !block_words.len().is_multiple_of(4 * BLOCK) || !positions.len().is_multiple_of(4) {
-            return Err(format!("{} block words and {} position numbers are not whole blocks and points", block_words.len(), positions.len()));
-        }
         // Into huge pages, as the build puts them: walks read these arrays at random.
         let mut nodes: Vec<Node> = huge_vec(children.len() / WIDTH);
-        nodes.extend(floats.runs(NODE_FLOATS).zip(children.runs(WIDTH)).map(|(f, c)| {
-            let corner = |at: usize| {
-                std::array::from_fn(|a| std::array::from_fn(|h| Vec4::from_array(std::array::from_fn(|l| f.f32_at(at + 4 * (HALVES * a + h) + l)))))
-            };
-            Node { lo: corner(0), hi: corner(NODE_FLOATS / 2), child: std::array::from_fn(|i| c.u32_at(i)) }
+        nodes.extend((0..children.len() / WIDTH).map(|i| Node {
+            lo: floats.pod_at(i * NODE_FLOATS),
+            hi: floats.pod_at(i * NODE_FLOATS + NODE_FLOATS / 2),
+            child: children.pod_at(i * WIDTH),
         }));
-        let mut blocks: Vec<TriBlock> = huge_vec(block_words.len() / (4 * BLOCK));
-        blocks.extend(block_words.runs(4 * BLOCK).map(|b| TriBlock {
-            corner: std::array::from_fn(|c| std::array::from_fn(|l| b.u32_at(BLOCK * c + l))),
-            ids: std::array::from_fn(|l| b.u32_at(3 * BLOCK + l)),
-        }));
-        let mut points: Vec<Vec4> = huge_vec(positions.len() / 4);
-        points.extend(positions.runs(4).map(|p| Vec4::from_array(std::array::from_fn(|l| p.f32_at(l)))));
-        let positions = points;
+        let blocks: Vec<TriBlock> = r.pod_into(huge_vec).map_err(|e| format!("leaf blocks: {e}"))?;
+        let positions: Vec<Vec4> = r.pod_into(huge_vec).map_err(|e| format!("vertex positions: {e}"))?;
         let bvh = Bvh { nodes, blocks, positions, tri_count, root, lo: [l0, l1, l2], hi: [h0, h1, h2] };
         bvh.check()?;
         Ok(bvh)

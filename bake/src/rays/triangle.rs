@@ -25,7 +25,7 @@ pub(crate) const BLOCK: usize = 4;
 /// 2.5 times less than copying corners into blocks (ARCHITECTURE.md, "Memory"). Lanes past a
 /// leaf's triangle count repeat the first lane's corners and are never reported (see
 /// [`RayPre::intersect4`]'s `lanes`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
 pub(crate) struct TriBlock {
     /// `corner[c][l]`: the vertex index of corner `c` of the triangle in lane `l`.
