@@ -243,6 +243,56 @@ fn local_shards_each_keep_to_their_share_of_the_memory_budget() {
     same_files(&r.files, &files_under(&out.join("tiny"))).unwrap();
 }
 
+/// `(cached, computed)` of `stage` in a bake report's `cache` line, if it is there.
+fn cache_tally(report: &str, stage: &str) -> Option<(u32, u32)> {
+    let line = report.lines().find_map(|l| l.trim_start().strip_prefix("cache"))?;
+    line.split(", ").find_map(|item| {
+        let (cached, computed) = item.trim().strip_prefix(stage)?.strip_prefix(' ')?.split_once(" cached / ")?;
+        Some((cached.parse().ok()?, computed.strip_suffix(" computed")?.parse().ok()?))
+    })
+}
+
+#[test]
+#[cfg(unix)]
+fn shards_that_share_a_machine_make_the_density_volume_once() {
+    let r = larger();
+    for (share, label) in [(3, "one machine"), (1, "three machines")] {
+        let dir = scratch(&format!("shards-density-{share}"));
+        let cache = Backend::Dir.cache(&dir);
+        let children: Vec<Child> = (0..3)
+            .map(|k| {
+                let (spec, share) = (format!("{k}/3"), share.to_string());
+                let mut c =
+                    kiln_cmd(&["bake", r.world.to_str().unwrap(), "--shard", &spec, "--cache", &cache, "--jobs", "1", "--machine-share", &share]);
+                c.stderr(std::process::Stdio::piped()).spawn().expect("kiln-under-test starts")
+            })
+            .collect();
+        let reports: Vec<String> = children
+            .into_iter()
+            .map(|child| {
+                let o = child.wait_with_output().unwrap();
+                assert!(o.status.success(), "{label}: {}", String::from_utf8_lossy(&o.stderr));
+                String::from_utf8_lossy(&o.stderr).into_owned()
+            })
+            .collect();
+        let made: u32 = reports.iter().filter_map(|rep| cache_tally(rep, "density")).map(|t| t.1).sum();
+        let planes: u32 = reports.iter().filter_map(|rep| cache_tally(rep, "density plane")).map(|t| t.1).sum();
+        if share > 1 {
+            // One shard makes the volume whole; the others read it, and nobody splits the noise.
+            assert_eq!((made, planes), (1, 0), "{label}: {reports:#?}");
+        } else {
+            // They split the noise into planes, and each that finds no volume stored joins it.
+            assert!(made >= 1 && planes > 0, "{label}: {reports:#?}");
+        }
+        let out = dir.join("out");
+        let o = kiln_cmd(&["bake", r.world.to_str().unwrap(), "--assemble", "--cache", &cache, "--out", out.to_str().unwrap(), "--quiet"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        same_files(&r.files, &files_under(&out.join(r.name))).unwrap();
+    }
+}
+
 #[test]
 fn the_kubernetes_index_variable_names_the_shard() {
     let r = tiny();
