@@ -172,7 +172,7 @@ impl<'a> LeReader<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct LeWords<'a>(&'a [u8]);
 
-impl<'a> LeWords<'a> {
+impl LeWords<'_> {
     /// How many words.
     pub(crate) fn len(self) -> usize {
         self.0.len() / 4
@@ -185,23 +185,6 @@ impl<'a> LeWords<'a> {
         from_le_words(std::slice::from_mut(&mut v));
         v
     }
-
-    /// Word `i` as an unsigned number.
-    #[inline]
-    pub(crate) fn u32_at(self, i: usize) -> u32 {
-        u32::from_le_bytes(self.0[4 * i..4 * i + 4].try_into().expect("4 bytes"))
-    }
-
-    /// Word `i` as a float, bit for bit.
-    #[inline]
-    pub(crate) fn f32_at(self, i: usize) -> f32 {
-        f32::from_bits(self.u32_at(i))
-    }
-
-    /// The words in runs of `n`, a last short run left out (check [`LeWords::len`] first).
-    pub(crate) fn runs(self, n: usize) -> impl Iterator<Item = LeWords<'a>> + 'a {
-        self.0.chunks_exact(4 * n).map(LeWords)
-    }
 }
 
 /// Turns words read in their little-endian form into this machine's (nothing to do on
@@ -210,15 +193,6 @@ fn from_le_words<T: Pod>(v: &mut [T]) {
     if cfg!(target_endian = "big") {
         bytemuck::cast_slice_mut::<T, u32>(v).iter_mut().for_each(|w| *w = u32::from_le(*w));
     }
-}
-
-/// Splits a flat array into rows of `N`: `what` names it in the error if its length is not a
-/// multiple of `N`.
-pub(crate) fn rows<const N: usize>(flat: Vec<f32>, what: &str) -> Result<Vec<[f32; N]>, String> {
-    if !flat.len().is_multiple_of(N) {
-        return Err(format!("{what}: {} numbers, not rows of {N}", flat.len()));
-    }
-    Ok(flat.chunks_exact(N).map(|c| c.try_into().expect("N numbers")).collect())
 }
 
 #[cfg(test)]
@@ -264,7 +238,6 @@ mod tests {
         let mut r = LeReader::new(&extra);
         let _ = (r.u64().unwrap(), r.f64().unwrap(), r.u32s().unwrap(), r.f32s().unwrap(), r.u16s().unwrap());
         assert!(r.end().is_err(), "trailing bytes are refused");
-        assert!(rows::<3>(vec![1.0; 7], "normals").is_err());
 
         let mut w = LeWriter::default();
         w.u32s(&[1, 2, 3, 4, 5, 6, (-2.5f32).to_bits()]);
@@ -273,8 +246,7 @@ mod tests {
         let words = r.words().unwrap();
         r.end().unwrap();
         assert_eq!(words.len(), 7);
-        assert_eq!(words.runs(3).map(|run| run.u32_at(2)).collect::<Vec<_>>(), [3, 6], "whole runs only");
-        assert_eq!(words.f32_at(6), -2.5);
+        assert_eq!(words.pod_at::<f32>(6), -2.5);
         assert_eq!(words.pod_at::<[u32; 3]>(3), [4, 5, 6]);
         let mut r = LeReader::new(&bytes);
         assert!(r.pod_into::<[u32; 2]>(Vec::with_capacity).unwrap_err().contains("whole"), "7 words are not pairs");
@@ -286,6 +258,8 @@ mod tests {
         assert_eq!(pairs, w.finish(), "the form of the words");
         assert_eq!(LeReader::new(&pairs).pod_into::<[u32; 2]>(Vec::with_capacity).unwrap(), [[1, 2], [3, 4], [5, 6]]);
         assert!(LeReader::new(&bytes[..bytes.len() - 1]).words().is_err(), "a short array is refused");
-        assert_eq!(rows::<2>(vec![1.0, 2.0, 3.0, 4.0], "x").unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
+        let mut w = LeWriter::default();
+        w.f32s(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(LeReader::new(&w.finish()).pod_into::<[f32; 2]>(Vec::with_capacity).unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
     }
 }

@@ -101,7 +101,7 @@ impl PreparedScene {
         let corner_weld: Vec<u32> = r.pod_into(mem::huge_vec)?;
         let has_materials = r.u64()? != 0;
         let materials = r.u16s()?;
-        let occluder_albedo = crate::le::rows::<3>(r.f32s()?, "occluder albedo")?;
+        let occluder_albedo = r.pod_into::<[f32; 3]>(Vec::with_capacity).map_err(|e| format!("occluder albedo: {e}"))?;
         let surface = Surface::read(r)?;
         let bvh = Bvh::read(r).map_err(|e| format!("its BVH: {e}"))?;
         let triangles = bvh.triangle_count();

@@ -56,14 +56,12 @@ impl Surface {
     /// vertices and that its arrays agree in length.
     pub(crate) fn read(r: &mut LeReader) -> Result<Surface, String> {
         let weld = r.u32s()?;
-        let points = |flat: crate::le::LeWords, what: &str| -> Result<Vec<Vec3A>, String> {
-            if !flat.len().is_multiple_of(3) {
-                return Err(format!("{what}: {} numbers, not rows of 3", flat.len()));
-            }
-            Ok(flat.runs(3).map(|p| Vec3A::new(p.f32_at(0), p.f32_at(1), p.f32_at(2))).collect())
+        let mut points = |what: &str| -> Result<Vec<Vec3A>, String> {
+            let rows = r.pod_into::<[f32; 3]>(Vec::with_capacity).map_err(|e| format!("{what}: {e}"))?;
+            Ok(rows.into_iter().map(Vec3A::from).collect())
         };
-        let pos = points(r.words()?, "surface positions")?;
-        let normal = points(r.words()?, "surface normals")?;
+        let pos = points("surface positions")?;
+        let normal = points("surface normals")?;
         let (area, adj_start, adj, total_area) = (r.f32s()?, r.u32s()?, r.u32s()?, r.f64()?);
         let mean_edge = match r.f32s()?[..] {
             [m] => m,

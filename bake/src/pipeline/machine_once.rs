@@ -33,10 +33,7 @@ impl MachineOnce<'_> {
         decode: impl Fn(Vec<u8>) -> Result<T, String>,
     ) -> Result<T, E> {
         let read = || self.cache.lookup(label, key, &decode);
-        if let Some(v) = read() {
-            return Ok(v);
-        }
-        let claim = match self.cache.claim_or_read(key, key, read) {
+        let claim = match self.cache.read_or_claim(key, key, read) {
             Waited::Read(v) => return Ok(v),
             Waited::Claimed(claim) => claim,
         };

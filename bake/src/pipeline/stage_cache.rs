@@ -266,6 +266,15 @@ impl StageCache {
         }
     }
 
+    /// What `read` reads of an item already stored, without claiming it; else
+    /// [`StageCache::claim_or_read`].
+    pub fn read_or_claim<T>(&self, claim: &StageInputs, stored: &StageInputs, read: impl Fn() -> Option<T>) -> Waited<T> {
+        match read() {
+            Some(v) => Waited::Read(v),
+            None => self.claim_or_read(claim, stored, read),
+        }
+    }
+
     /// Seconds this bake's threads spent claiming items, per stage: in a shard, mostly waiting
     /// for items other processes were computing. Summed over threads, so several threads waiting
     /// at once count several times.

@@ -161,11 +161,8 @@ impl CachedParts<'_> {
         let label = || format!("{} part {k}/{n} slice {j}", work.phase.name());
         let slice_key = self.slice_key(work, k, j, n);
         let read = || self.read(label(), &slice_key, len);
-        if let Some(s) = read() {
-            return Ok(s);
-        }
         // The part's last slice is stored last: once it is there, the whole part is.
-        let claim: Option<Claim> = match self.cache.claim_or_read(&self.part_key(work, k, n), &self.slice_key(work, k, n - 1, n), read) {
+        let claim: Option<Claim> = match self.cache.read_or_claim(&self.part_key(work, k, n), &self.slice_key(work, k, n - 1, n), read) {
             Waited::Read(s) => return Ok(s),
             Waited::Claimed(claim) => claim,
         };
@@ -181,10 +178,7 @@ impl CachedParts<'_> {
         let label = || format!("{} total {j}/{n}", work.phase.name());
         let key = self.total_key(work, j, n);
         let read = || self.read(label(), &key, len);
-        if let Some(s) = read() {
-            return Ok(s);
-        }
-        let claim = match self.cache.claim_or_read(&key, &key, read) {
+        let claim = match self.cache.read_or_claim(&key, &key, read) {
             Waited::Read(s) => return Ok(s),
             Waited::Claimed(claim) => claim,
         };
