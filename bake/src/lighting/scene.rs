@@ -88,6 +88,11 @@ impl PreparedScene {
         self.bvh.write(w);
     }
 
+    /// How many of its triangles are occluders (they block and reflect light, and receive none).
+    pub fn occluder_triangles(&self) -> usize {
+        self.occluder_albedo.len()
+    }
+
     /// Bytes of [`PreparedScene::write`]'s form, about.
     pub(crate) fn byte_len(&self) -> usize {
         self.bvh.byte_len() + 4 * self.corner_weld.len() + 2 * self.lit_triangles + 12 * self.occluder_albedo.len() + 64 * self.surface.pos.len()

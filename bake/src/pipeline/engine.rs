@@ -14,11 +14,9 @@
 //! thread, in a pool that runs only on idle cores ([`Engine::resolve_alongside`]); each world
 //! product's gate lets one thread compute it while another that asks for it waits.
 
-use std::collections::{BTreeMap, HashMap};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, TryLockError};
-use std::thread::ThreadId;
 
 use rayon::prelude::*;
 
@@ -29,7 +27,7 @@ use super::progress::{Progress, StageProgress};
 use super::registry::{Entry, Registry};
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs, Waited};
-use super::{writer_version, StageTiming, PACK_VERSION};
+use super::{writer_version, PACK_VERSION};
 use super::{BakeError, MemoryUse};
 use crate::lighting::WaterMedium;
 use crate::world::World;
@@ -64,12 +62,16 @@ impl<'a> Plan<'a> {
     }
 }
 
+#[path = "engine_clock.rs"]
+mod clock;
 #[path = "engine_memory.rs"]
 mod memory;
 #[path = "engine_packs.rs"]
 mod packs;
 #[path = "engine_shards.rs"]
 mod shards;
+use clock::Clock;
+pub(crate) use clock::{driven_by, driver};
 pub use shards::StageStatus;
 
 /// The engine's state for one bake; products read it through the context types below.
@@ -160,17 +162,6 @@ impl<T: 'static> std::ops::Deref for Held<T> {
     fn deref(&self) -> &T {
         self.value.downcast_ref::<T>().expect("the type was checked when the handle was made")
     }
-}
-
-/// Wall time per report stage, each step counted once (a step's time excludes the nested steps it
-/// resolved first).
-#[derive(Default)]
-struct Clock {
-    /// Per report stage: wall and processor seconds, steps nested in others excluded.
-    seconds: BTreeMap<&'static str, [f64; 2]>,
-    details: BTreeMap<&'static str, Vec<String>>,
-    /// Per driving thread, per open step: the wall and processor seconds of the steps nested in it.
-    nested: HashMap<ThreadId, Vec<[f64; 2]>>,
 }
 
 impl<'a> Engine<'a> {
@@ -285,6 +276,18 @@ impl<'a> Engine<'a> {
         self.output_of(i, tile).ok_or_else(|| undeclared(product))
     }
 
+    /// Tile product `product`'s outputs for `tiles`, in their order, resolved now where not held
+    /// (read from the cache, else computed): what a world product that
+    /// [resolves its own tiles](WorldProduct::resolves_its_tiles) reads.
+    pub fn resolved_tile_outputs(&self, product: &str, tiles: &[usize]) -> Result<Vec<Arc<TileOutput>>, BakeError> {
+        let i = self.registry.index(product)?;
+        self.resolve_tiles(i, tiles)?;
+        tiles
+            .iter()
+            .map(|&t| self.output_of(i, t).ok_or_else(|| self.plan.internal(format_args!("{product} was released while it was read"))))
+            .collect()
+    }
+
     /// Tile product `i`'s output for `tile`, if resolved and held.
     fn output_of(&self, i: usize, tile: usize) -> Option<Arc<TileOutput>> {
         self.outputs[i][tile].lock().expect("tile outputs").clone()
@@ -292,34 +295,6 @@ impl<'a> Engine<'a> {
 
     pub(super) fn set_output(&self, i: usize, tile: usize, output: TileOutput) {
         *self.outputs[i][tile].lock().expect("tile outputs") = Some(Arc::new(output));
-    }
-
-    fn timed<R>(&self, stage: &'static str, f: impl FnOnce() -> R) -> R {
-        let thread = std::thread::current().id();
-        self.clock.lock().expect("clock").nested.entry(thread).or_default().push([0.0; 2]);
-        self.progress.step(stage, true);
-        let watch = crate::Stopwatch::start();
-        let r = f();
-        crate::mem::return_freed_memory();
-        self.progress.step(stage, false);
-        let total = watch.read();
-        let mut c = self.clock.lock().expect("clock");
-        let open = c.nested.entry(thread).or_default();
-        let nested = open.pop().unwrap_or_default();
-        if let Some(parent) = open.last_mut() {
-            for k in 0..2 {
-                parent[k] += total[k];
-            }
-        }
-        let own = c.seconds.entry(stage).or_default();
-        for k in 0..2 {
-            own[k] += total[k] - nested[k];
-        }
-        r
-    }
-
-    fn note(&self, stage: &'static str, detail: String) {
-        self.clock.lock().expect("clock").details.entry(stage).or_default().push(detail);
     }
 
     fn resolve_world(&self, i: usize) -> Result<Arc<AnyValue>, BakeError> {
@@ -386,8 +361,10 @@ impl<'a> Engine<'a> {
             for need in p.world_needs() {
                 self.resolve_world(self.registry.index(need)?)?;
             }
-            for (product, tiles) in p.tile_needs(self) {
-                self.resolve_tiles(self.registry.index(product)?, &tiles)?;
+            if !p.resolves_its_tiles() {
+                for (product, tiles) in p.tile_needs(self) {
+                    self.resolve_tiles(self.registry.index(product)?, &tiles)?;
+                }
             }
             let claimed = self.role.is_shard() && p.stored() && (!p.splits_its_work() || p.share(self)?);
             let _claim = match claimed {
@@ -573,38 +550,6 @@ impl<'a> Engine<'a> {
             sink(p.name(), bytes)?;
         }
         Ok(())
-    }
-
-    /// Wall time, processor time and work per report stage, in registry order, then `packs`.
-    pub fn timings(&self) -> Vec<StageTiming> {
-        let c = self.clock.lock().expect("clock");
-        let mut names: Vec<&'static str> = Vec::new();
-        for e in self.registry.entries() {
-            let s = match e {
-                Entry::World(p) => p.report_stage(),
-                Entry::Tile(p) => p.report_stage(),
-            };
-            if !names.contains(&s) {
-                names.push(s);
-            }
-        }
-        names.push("packs");
-        names
-            .into_iter()
-            .map(|name| {
-                let mut detail = c.details.get(name).map(|d| d.join("; ")).unwrap_or_default();
-                if detail.is_empty() {
-                    detail = "unchanged (cached)".into();
-                }
-                for p in self.registry.tile_products().filter(|p| p.report_stage() == name) {
-                    if let Some(extra) = p.report_detail() {
-                        detail = format!("{detail}; {extra}");
-                    }
-                }
-                let [seconds, cpu_seconds] = c.seconds.get(name).copied().unwrap_or_default();
-                StageTiming { name, seconds, cpu_seconds, detail }
-            })
-            .collect()
     }
 }
 

@@ -253,3 +253,38 @@ fn each_stage_reports_its_own_processor_time() {
     assert!(lighting.cpu_seconds > 0.0, "{lighting}");
     assert!(timings.iter().all(|t| t.cpu_seconds >= 0.0), "{timings:?}");
 }
+
+/// Shards that share a machine make light transport's scene once: the shard that makes it reads
+/// every level-0 tile, and one that reads the stored scene reads no tile at all to light the
+/// world. A shard on a machine of its own makes the scene itself, from every level-0 tile. The
+/// report counts the maker's time once, though it reads the tiles on the machine's threads.
+#[test]
+fn only_the_shard_that_makes_the_scene_reads_the_tiles() {
+    let world = world();
+    let plan = Plan::new(&world);
+    let registry = Registry::standard();
+    let transport = registry.index("transport").expect("transport is registered");
+    let level0 = plan.tiles.iter().filter(|t| t.level == 0).count();
+    let dir = std::env::temp_dir().join(format!("kiln-engine-scene-once-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // (machine share, whether the scene is stored before the shard starts)
+    for (index, share, stored) in [(0, 3, false), (1, 3, true), (2, 1, true)] {
+        let cache = StageCache::new(Some(kiln_cache::store::Store::open(&dir).expect("a store")), "released", false);
+        let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 }).with_machine_share(share);
+        let watch = crate::Stopwatch::start();
+        engine.resolve_world(transport).unwrap_or_else(|e| panic!("shard {index}/3: {e}"));
+        let [wall, _] = watch.read();
+        // The tiles the maker reads on the machine's threads count once, in their own stage.
+        let stages: f64 = engine.timings().iter().map(|t| t.seconds).sum();
+        assert!(stages <= wall + 1e-3, "shard {index}/3: stages {stages} s in {wall} s");
+        let tallies = cache.tallies();
+        let geometry = tallies.get("geometry").map_or(0, |t| t.cached + t.computed);
+        let scene = tallies.get("lighting scene").map(|t| (t.cached, t.computed));
+        match (share, stored) {
+            (3, false) => assert_eq!((geometry, scene), (level0, Some((0, 1))), "shard {index}/3 makes the scene from every level-0 tile"),
+            (3, true) => assert_eq!((geometry, scene), (0, Some((1, 0))), "shard {index}/3 reads the scene and no tile"),
+            _ => assert_eq!((geometry, scene), (level0, None), "shard {index}/3, on a machine of its own, makes the scene itself"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -19,12 +19,11 @@ use super::stage_cache::StageInputs;
 use super::BakeError;
 
 use super::lod::{TileId, Tiling};
-use super::machine_once::MachineOnce;
 use super::transport_parts::CachedParts;
 use crate::le::{LeReader, LeWriter};
 use crate::lighting::{
-    bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, LightingSpec, Occluders, PathParts, PreparedScene, SceneMesh,
-    VolumeDesc, WaterMedium, SCENE_LAYOUT,
+    bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, Occluders, PathParts, PreparedScene, SceneMesh, VolumeDesc,
+    SCENE_LAYOUT,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -73,55 +72,9 @@ fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
     Ok((!all.is_empty()).then(|| settings_hash(&all)))
 }
 
-/// Bakes light transport over the level-0 surfaces (main triangles, skirts excluded), with
-/// `occluders` blocking and reflecting light, through `water` where there is some, each phase's
-/// sums from `parts`.
-#[allow(clippy::too_many_arguments)]
-fn bake_world(
-    tiling: &Tiling,
-    level0: Vec<(TileId, Arc<TileOutput>)>,
-    occluders: OccluderMesh,
-    water: Option<&WaterMedium>,
-    spec: &LightingSpec,
-    seed: u64,
-    parts: &dyn PathParts,
-    shared_scene: Option<(&MachineOnce, StageInputs)>,
-) -> Result<WorldLighting, LightingStageError> {
-    let desc = volume_desc(tiling);
-    let bounds = (desc.min, desc.max);
-    let ids: Vec<TileId> = level0.iter().map(|(id, _)| *id).collect();
-    let prepare = || prepare_scene(level0, &occluders);
-    let (scene, firsts) = match shared_scene {
-        None => prepare()?,
-        Some((once, key)) => {
-            let decode = |bytes: Vec<u8>| -> Result<(PreparedScene, Vec<u32>), String> {
-                let mut r = LeReader::new(&bytes);
-                let firsts = r.u32s()?;
-                if firsts.len() != ids.len() {
-                    return Err(format!("first vertices of {} tiles, expected {}", firsts.len(), ids.len()));
-                }
-                let scene = PreparedScene::read(&mut r)?;
-                r.end()?;
-                Ok((scene, firsts))
-            };
-            let encode = |(scene, firsts): &(PreparedScene, Vec<u32>)| {
-                let mut w = LeWriter::with_capacity(8 + 4 * firsts.len() + scene.byte_len());
-                w.u32s(firsts);
-                scene.write(&mut w);
-                w.finish()
-            };
-            once.make("scene", &key, prepare, encode, decode)?
-        }
-    };
-    let first_vertex = ids.into_iter().zip(firsts).collect();
-    // The occluders' own buffers go before the paths are traced.
-    drop(occluders);
-    let lookup = bake_lookup_in_parts(scene, bounds, &desc, spec, seed, water, parts)?;
-    Ok(WorldLighting { lookup, first_vertex })
-}
-
-/// The scene light transport traces, from the level-0 tiles' meshes joined in their order and the
-/// occluders, with the first vertex of each tile in the joined mesh.
+/// The scene light transport traces over the level-0 surfaces (main triangles, skirts excluded):
+/// the tiles' meshes joined in their order, and the occluders, which block and reflect light;
+/// with the first vertex of each tile in the joined mesh.
 fn prepare_scene(level0: Vec<(TileId, Arc<TileOutput>)>, occluders: &OccluderMesh) -> Result<(PreparedScene, Vec<u32>), LightingStageError> {
     let mut clusters = Vec::with_capacity(level0.len());
     let mut first_vertex = Vec::with_capacity(level0.len());
@@ -236,34 +189,69 @@ impl WorldProduct for TransportProduct {
     fn tile_needs(&self, keys: &KeyCtx) -> Vec<(&'static str, Vec<usize>)> {
         vec![("geometry", level0(keys))]
     }
+    fn resolves_its_tiles(&self) -> bool {
+        true
+    }
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
         let plan = ctx.plan();
         let spec = &plan.world.spec;
-        let mut meshes = Vec::new();
-        for i in level0(ctx) {
-            let geometry = ctx.tile_output("geometry", i)?;
-            geometry.section(TerrainMesh::KIND).ok_or_else(|| plan.internal("a level-0 tile has no mesh"))?;
-            meshes.push((plan.tiles[i], geometry));
-        }
+        let failed = |source| BakeError::Lighting { world: plan.world_name(), source };
+        let level0 = level0(ctx);
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
-        let occluders = ctx.light_occluders()?;
-        let occluder_triangles = occluders.indices.len() / 3;
         let water = ctx.light_medium()?;
-        // Transport holds its own copies of all it reads from here on, and is where a bake peaks:
-        // the density volume and the trees pack are read back from the cache by later steps.
-        ctx.release_stored_values();
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
         let transport = ctx.world_key("transport")?.key().0;
         // Shards sharing a machine make the scene and the filtered maps once.
         let once = ctx.machine_once();
         let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role(), once: once.as_ref() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
-        // The scene's key: every input of transport.
-        let scene_key = StageInputs::new("lighting scene", LIGHTING_VERSION).with("layout", SCENE_LAYOUT as u128).with("transport", transport);
-        let shared_scene = once.as_ref().map(|once| (once, scene_key));
-        let world = bake_world(&plan.tiling, meshes, occluders, water.as_ref(), &spec.lighting, seed, parts, shared_scene)
-            .map_err(|source| BakeError::Lighting { world: plan.world_name(), source })?;
+        // What the scene is made of is read only where it is made.
+        let prepare = || -> Result<(PreparedScene, Vec<u32>), BakeError> {
+            let meshes = ctx.resolved_tile_outputs("geometry", &level0)?;
+            if meshes.iter().any(|m| m.section(TerrainMesh::KIND).is_none()) {
+                return Err(plan.internal("a level-0 tile has no mesh"));
+            }
+            let occluders = ctx.light_occluders()?;
+            // Transport holds its own copies of all it reads from here on, and is where a bake
+            // peaks: the density volume and the trees pack are read back from the cache by later
+            // steps.
+            ctx.release_stored_values();
+            prepare_scene(level0.iter().map(|&i| plan.tiles[i]).zip(meshes).collect(), &occluders).map_err(failed)
+        };
+        let (scene, firsts) = match &once {
+            None => prepare()?,
+            Some(once) => {
+                // The scene's key: every input of transport.
+                let key = StageInputs::new("lighting scene", LIGHTING_VERSION).with("layout", SCENE_LAYOUT as u128).with("transport", transport);
+                let decode = |bytes: Vec<u8>| -> Result<(PreparedScene, Vec<u32>), String> {
+                    let mut r = LeReader::new(&bytes);
+                    let firsts = r.u32s()?;
+                    if firsts.len() != level0.len() {
+                        return Err(format!("first vertices of {} tiles, expected {}", firsts.len(), level0.len()));
+                    }
+                    let scene = PreparedScene::read(&mut r)?;
+                    r.end()?;
+                    Ok((scene, firsts))
+                };
+                let encode = |(scene, firsts): &(PreparedScene, Vec<u32>)| {
+                    let mut w = LeWriter::with_capacity(8 + 4 * firsts.len() + scene.byte_len());
+                    w.u32s(firsts);
+                    scene.write(&mut w);
+                    w.finish()
+                };
+                let scene = once.make("scene", &key, prepare, encode, decode)?;
+                // A shard that read the scene lets go of what it holds as its maker did.
+                ctx.release_stored_values();
+                scene
+            }
+        };
+        let occluder_triangles = scene.occluder_triangles();
+        let desc = volume_desc(&plan.tiling);
+        let lookup =
+            bake_lookup_in_parts(scene, (desc.min, desc.max), &desc, &spec.lighting, seed, water.as_ref(), parts).map_err(|e| failed(e.into()))?;
+        let first_vertex = level0.iter().map(|&i| plan.tiles[i]).zip(firsts).collect();
+        let world = WorldLighting { lookup, first_vertex };
         let s = world.lookup.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);
         if occluder_triangles > 0 {

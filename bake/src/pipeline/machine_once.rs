@@ -9,6 +9,7 @@
 //! together with nothing else to do. The value is the same bytes whoever makes it, on any
 //! number of threads.
 
+use super::engine::{driven_by, driver};
 use super::stage_cache::{StageCache, StageInputs, Waited};
 
 /// How a shard makes a step that every shard on its machine needs whole (see the module's text).
@@ -47,13 +48,17 @@ impl MachineOnce<'_> {
     }
 
     /// Runs `f` on the machine's threads (in a pool of its own when the current one has fewer):
-    /// for a step the other shards on the machine are waiting for.
+    /// for a step the other shards on the machine are waiting for. The steps `f` takes count in
+    /// the report as steps of the caller's (see `engine_clock.rs`).
     pub(crate) fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         if rayon::current_num_threads() >= self.threads {
             return f();
         }
         match rayon::ThreadPoolBuilder::new().num_threads(self.threads).thread_name(|i| format!("kiln-machine-{i}")).build() {
-            Ok(pool) => pool.install(f),
+            Ok(pool) => {
+                let caller = driver();
+                pool.install(|| driven_by(caller, f))
+            }
             Err(_) => f(),
         }
     }

@@ -136,6 +136,13 @@ pub trait WorldProduct: Sync {
     fn tile_needs(&self, _keys: &KeyCtx) -> Vec<(&'static str, Vec<usize>)> {
         Vec::new()
     }
+    /// Whether [`WorldProduct::compute`] resolves its [`WorldProduct::tile_needs`] itself, if and
+    /// when it reads them (through `WorldCtx::resolved_tile_outputs`): the engine then does not
+    /// resolve them first. Light transport reads the level-0 tiles only to make its scene, which
+    /// the shards that share a machine make once.
+    fn resolves_its_tiles(&self) -> bool {
+        false
+    }
     /// Computes the value, and a one-line description of the work for the bake report.
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError>;
     /// Whether [`WorldProduct::encode`] stores its values. Shards of a bake claim a stored product
