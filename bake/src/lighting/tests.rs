@@ -352,7 +352,8 @@ fn room_bits(baked: &BakedLighting, pos: &[[f32; 3]]) -> Vec<u32> {
 
 /// Traces each phase as `n` parts in a scrambled order, each alone, storing and reading every
 /// part's sums as bytes (as shards do through the cache), then adds them up: read whole and
-/// merged, or added straight from the bytes cut into pieces (as shards add slices).
+/// merged, added straight from the bytes cut into pieces (as shards add slices), or added from
+/// the stored bytes whole (as shards that share a machine read a phase traced once).
 struct ScrambledParts(u32);
 
 impl PathParts for ScrambledParts {
@@ -362,14 +363,18 @@ impl PathParts for ScrambledParts {
             let mut part = work.zeroed();
             work.trace(k, n, &mut part);
             let bytes = part.to_bytes();
-            if k % 2 == 0 {
-                let mut read = work.zeroed();
-                read.read_bytes(&bytes).map_err(LightingError::Parts)?;
-                into.merge(&read);
-            } else {
-                let sums = &bytes[SUMS_HEADER_LEN..];
-                let cut = 8 * (sums.len() / 8 / 3);
-                into.add_bytes(&[&sums[..cut], &[], &sums[cut..]], part.flights).map_err(LightingError::Parts)?;
+            match k % 3 {
+                0 => {
+                    let mut read = work.zeroed();
+                    read.read_bytes(&bytes).map_err(LightingError::Parts)?;
+                    into.merge(&read);
+                }
+                1 => {
+                    let sums = &bytes[SUMS_HEADER_LEN..];
+                    let cut = 8 * (sums.len() / 8 / 3);
+                    into.add_bytes(&[&sums[..cut], &[], &sums[cut..]], part.flights).map_err(LightingError::Parts)?;
+                }
+                _ => into.add_stored(&bytes).map_err(LightingError::Parts)?,
             }
         }
         Ok(())
@@ -399,6 +404,8 @@ fn any_split_of_the_paths_into_parts_gives_the_same_bits() {
     let before = small.clone();
     assert!(small.add_bytes(&[&bytes[SUMS_HEADER_LEN..]], 1).is_err(), "sums of another shape are not added");
     assert!(small.add_bytes(&[&[0; 3]], 1).is_err());
+    assert!(small.add_stored(&bytes).is_err(), "stored sums of another shape are not added");
+    assert!(small.add_stored(&zeroed(3, true).to_bytes()[..40]).is_err(), "truncated stored sums are not added");
     assert_eq!(small, before, "nothing is added from refused bytes");
 }
 

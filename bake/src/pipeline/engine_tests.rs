@@ -254,12 +254,13 @@ fn each_stage_reports_its_own_processor_time() {
     assert!(timings.iter().all(|t| t.cpu_seconds >= 0.0), "{timings:?}");
 }
 
-/// Shards that share a machine make light transport's scene once: the shard that makes it reads
-/// every level-0 tile, and one that reads the stored scene reads no tile at all to light the
-/// world. A shard on a machine of its own makes the scene itself, from every level-0 tile. The
+/// Shards that share a machine make light transport's scene and trace its phases once: the shard
+/// that makes the scene reads every level-0 tile, and one that reads the stored scene reads no
+/// tile at all to light the world, and traces no path. A shard on a machine of its own makes the
+/// scene itself, from every level-0 tile, and traces its part of the paths. The
 /// report counts the maker's time once, though it reads the tiles on the machine's threads.
 #[test]
-fn only_the_shard_that_makes_the_scene_reads_the_tiles() {
+fn shards_that_share_a_machine_make_the_scene_and_trace_the_paths_once() {
     let world = world();
     let plan = Plan::new(&world);
     let registry = Registry::standard();
@@ -279,11 +280,21 @@ fn only_the_shard_that_makes_the_scene_reads_the_tiles() {
         assert!(stages <= wall + 1e-3, "shard {index}/3: stages {stages} s in {wall} s");
         let tallies = cache.tallies();
         let geometry = tallies.get("geometry").map_or(0, |t| t.cached + t.computed);
-        let scene = tallies.get("lighting scene").map(|t| (t.cached, t.computed));
+        let tally = |stage| tallies.get(stage).map(|t| (t.cached, t.computed));
+        let (scene, phases, parts) = (tally("lighting scene"), tally("transport phase"), tally("transport part"));
         match (share, stored) {
-            (3, false) => assert_eq!((geometry, scene), (level0, Some((0, 1))), "shard {index}/3 makes the scene from every level-0 tile"),
-            (3, true) => assert_eq!((geometry, scene), (0, Some((1, 0))), "shard {index}/3 reads the scene and no tile"),
-            _ => assert_eq!((geometry, scene), (level0, None), "shard {index}/3, on a machine of its own, makes the scene itself"),
+            (3, false) => {
+                assert_eq!((geometry, scene), (level0, Some((0, 1))), "shard {index}/3 makes the scene from every level-0 tile");
+                assert_eq!((phases, parts), (Some((0, 2)), None), "shard {index}/3 traces both phases whole, in no parts");
+            }
+            (3, true) => {
+                assert_eq!((geometry, scene), (0, Some((1, 0))), "shard {index}/3 reads the scene and no tile");
+                assert_eq!((phases, parts), (Some((2, 0)), None), "shard {index}/3 reads both phases' sums");
+            }
+            _ => {
+                assert_eq!((geometry, scene), (level0, None), "shard {index}/3, on a machine of its own, makes the scene itself");
+                assert!(phases.is_none() && parts.is_some_and(|(_, made)| made > 0), "shard {index}/3 traces its part: {tallies:?}");
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

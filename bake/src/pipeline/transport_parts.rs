@@ -6,6 +6,11 @@
 //! repeats"). The sums are exact (`lighting::LightSums`), so the total is the same bytes as one
 //! process tracing every path.
 //!
+//! Shards that share a machine split no paths: the first to claim a phase traces all of its paths
+//! on the machine's threads, as one process would, and the others read its sums
+//! (`machine_once.rs`). Parts would only add the exchange, and wait for the slowest part where
+//! one process's threads take each other's work.
+//!
 //! A shard traces its own part first. A part or a slice total that is missing when needed is
 //! claimed: if another process holds the claim, the shard waits for it and reads what it stored; if
 //! its holder died without storing it, the shard computes it (tracing the part) itself.
@@ -35,7 +40,7 @@ pub(super) struct CachedParts<'a> {
     pub(super) transport: u128,
     pub(super) version: u32,
     pub(super) role: BakeRole,
-    /// Set where the shards share a machine: they make each vertex map once.
+    /// Set where the shards share a machine: they trace each phase and make each vertex map once.
     pub(super) once: Option<&'a MachineOnce<'a>>,
 }
 
@@ -190,10 +195,28 @@ impl CachedParts<'_> {
         drop(claim);
         Ok(total)
     }
+
+    /// Every path of the phase traced once on the machine's threads, by the shard that claims the
+    /// phase first; the others read its sums (see the module's text).
+    fn traced_once(&self, once: &MachineOnce, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
+        let key = StageInputs::new("transport phase", self.version).with("transport", self.transport).with("phase", work.phase as u128);
+        let make = || -> Result<Vec<u8>, LightingError> {
+            let mut all = work.zeroed();
+            work.trace(0, 1, &mut all);
+            Ok(all.to_bytes())
+        };
+        let shape: &LightSums = into;
+        let decode = |bytes: Vec<u8>| shape.stored_flights(&bytes).map(|_| bytes);
+        let sums = once.make(&format!("{} paths", work.phase.name()), &key, make, |b: &Vec<u8>| b.clone(), decode)?;
+        into.add_stored(&sums).map_err(|e| LightingError::Parts(format!("adding up the {} paths: {e}", work.phase.name())))
+    }
 }
 
 impl PathParts for CachedParts<'_> {
     fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
+        if let Some(once) = self.once {
+            return self.traced_once(once, work, into);
+        }
         let (index, n) = self.split();
         let words = into.word_count();
         self.trace_unless_held(work, index, n, words)?;
