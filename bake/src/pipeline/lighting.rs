@@ -5,6 +5,7 @@
 //! the world), because sky light entering a cave mouth several tiles away still reaches it. The bake
 //! is cached as a whole per (level-0 geometry, lighting settings, seed) and per tile as section bytes.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -197,12 +198,13 @@ impl WorldProduct for TransportProduct {
         let spec = &plan.world.spec;
         let failed = |source| BakeError::Lighting { world: plan.world_name(), source };
         let level0 = level0(ctx);
+        let ids: Vec<TileId> = level0.iter().map(|&i| plan.tiles[i]).collect();
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
         let water = ctx.light_medium()?;
         // Shards trace a part of each phase each and add up everyone's parts from the cache.
         let transport = ctx.world_key("transport")?.key().0;
-        // Shards sharing a machine make the scene and the filtered maps once.
+        // Shards sharing a machine make the scene, each phase's sums and the filtered maps once.
         let once = ctx.machine_once();
         let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role(), once: once.as_ref() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
@@ -217,7 +219,7 @@ impl WorldProduct for TransportProduct {
             // peaks: the density volume and the trees pack are read back from the cache by later
             // steps.
             ctx.release_stored_values();
-            prepare_scene(level0.iter().map(|&i| plan.tiles[i]).zip(meshes).collect(), &occluders).map_err(failed)
+            prepare_scene(ids.iter().copied().zip(meshes).collect(), &occluders).map_err(failed)
         };
         let (scene, firsts) = match &once {
             None => prepare()?,
@@ -240,7 +242,7 @@ impl WorldProduct for TransportProduct {
                     scene.write(&mut w);
                     w.finish()
                 };
-                let scene = once.make("scene", &key, prepare, encode, decode)?;
+                let scene = once.make("scene", &key, prepare, |v| Cow::Owned(encode(v)), decode)?;
                 // A shard that read the scene lets go of what it holds as its maker did.
                 ctx.release_stored_values();
                 scene
@@ -250,7 +252,7 @@ impl WorldProduct for TransportProduct {
         let desc = volume_desc(&plan.tiling);
         let lookup =
             bake_lookup_in_parts(scene, (desc.min, desc.max), &desc, &spec.lighting, seed, water.as_ref(), parts).map_err(|e| failed(e.into()))?;
-        let first_vertex = level0.iter().map(|&i| plan.tiles[i]).zip(firsts).collect();
+        let first_vertex = ids.into_iter().zip(firsts).collect();
         let world = WorldLighting { lookup, first_vertex };
         let s = world.lookup.stats();
         let mut detail = format!("{} paths, {} rays over {:.0} square units", s.paths.iter().sum::<u64>(), s.flights, s.area);

@@ -15,6 +15,8 @@
 //! claimed: if another process holds the claim, the shard waits for it and reads what it stored; if
 //! its holder died without storing it, the shard computes it (tracing the part) itself.
 
+use std::borrow::Cow;
+
 use kiln_cache::store::Claim;
 use rayon::prelude::*;
 
@@ -207,7 +209,7 @@ impl CachedParts<'_> {
         };
         let shape: &LightSums = into;
         let decode = |bytes: Vec<u8>| shape.stored_flights(&bytes).map(|_| bytes);
-        let sums = once.make(&format!("{} paths", work.phase.name()), &key, make, |b: &Vec<u8>| b.clone(), decode)?;
+        let sums = once.make(&format!("{} paths", work.phase.name()), &key, make, |b: &Vec<u8>| Cow::Borrowed(b.as_slice()), decode)?;
         into.add_stored(&sums).map_err(|e| LightingError::Parts(format!("adding up the {} paths: {e}", work.phase.name())))
     }
 }
@@ -249,7 +251,7 @@ impl PathParts for CachedParts<'_> {
                 false => Err(format!("{} numbers, expected {len}", map.len())),
             }
         };
-        once.make(&format!("{name} map"), &key, || Ok(make()), encode, decode)
+        once.make(&format!("{name} map"), &key, || Ok(make()), |map| Cow::Owned(encode(map)), decode)
     }
 }
 
