@@ -1,5 +1,5 @@
 //! Little-endian byte forms of a value's plain arrays, for what a bake stores in its stage cache
-//! to share between processes (the light-transport scene): the same bytes on every machine, and
+//! to share between processes (light transport's lookup): the same bytes on every machine, and
 //! a reader that refuses a short, long or oversized form with a message instead of panicking.
 //! Arrays are written with their length first. Arrays of plain 4-byte words (numbers, vectors
 //! and blocks of them: any [`bytemuck::Pod`] type whose size and alignment are multiples of 4)
@@ -42,15 +42,6 @@ impl LeWriter {
         self.put_words(words);
     }
 
-    /// [`LeWriter::pod`] of the concatenated `runs`, which must hold `words` words in all.
-    pub(crate) fn pod_runs<'v, T: Pod>(&mut self, words: usize, runs: impl Iterator<Item = &'v T>) {
-        self.u64(words as u64);
-        let start = self.0.len();
-        self.0.reserve(4 * words);
-        runs.for_each(|run| self.put_words(bytemuck::cast_slice(std::slice::from_ref(run))));
-        assert_eq!(self.0.len() - start, 4 * words, "an array written with a length it does not have");
-    }
-
     fn put_words(&mut self, words: &[u32]) {
         if cfg!(target_endian = "little") {
             self.0.extend_from_slice(bytemuck::cast_slice(words));
@@ -62,16 +53,6 @@ impl LeWriter {
     /// [`LeWriter::f32s`] of the `len` numbers `v` gives, without gathering them first.
     pub(crate) fn f32_iter(&mut self, len: usize, v: impl Iterator<Item = f32>) {
         self.words(len, v.map(f32::to_le_bytes));
-    }
-
-    /// `v`'s length, then its elements.
-    pub(crate) fn u16s(&mut self, v: &[u16]) {
-        self.u64(v.len() as u64);
-        let start = self.0.len();
-        self.0.resize(start + 2 * v.len(), 0);
-        for (out, x) in self.0[start..].chunks_exact_mut(2).zip(v) {
-            out.copy_from_slice(&x.to_le_bytes());
-        }
     }
 
     /// `len`, then the words; `words` must give exactly `len` of them.
@@ -125,12 +106,6 @@ impl<'a> LeReader<'a> {
         self.take(bytes)
     }
 
-    /// An array of 4-byte words, left in place: for a reader that puts them straight where they
-    /// belong rather than into a vector of its own first.
-    pub(crate) fn words(&mut self) -> Result<LeWords<'a>, String> {
-        Ok(LeWords(self.array(4)?))
-    }
-
     pub(crate) fn u32s(&mut self) -> Result<Vec<u32>, String> {
         self.pod_into(Vec::with_capacity)
     }
@@ -155,35 +130,12 @@ impl<'a> LeReader<'a> {
         Ok(v)
     }
 
-    pub(crate) fn u16s(&mut self) -> Result<Vec<u16>, String> {
-        Ok(self.array(2)?.chunks_exact(2).map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes"))).collect())
-    }
-
     /// Succeeds if everything was read.
     pub(crate) fn end(self) -> Result<(), String> {
         match self.0.len() {
             0 => Ok(()),
             n => Err(format!("{n} bytes after the end")),
         }
-    }
-}
-
-/// An array of 4-byte little-endian words as [`LeReader::words`] found it.
-#[derive(Clone, Copy)]
-pub(crate) struct LeWords<'a>(&'a [u8]);
-
-impl LeWords<'_> {
-    /// How many words.
-    pub(crate) fn len(self) -> usize {
-        self.0.len() / 4
-    }
-
-    /// The `T` whose words start at word `i` (a whole `T` must lie in the array).
-    #[inline]
-    pub(crate) fn pod_at<T: Pod>(self, i: usize) -> T {
-        let mut v: T = bytemuck::pod_read_unaligned(&self.0[4 * i..4 * i + std::mem::size_of::<T>()]);
-        from_le_words(std::slice::from_mut(&mut v));
-        v
     }
 }
 
@@ -206,7 +158,6 @@ mod tests {
         w.f64(-0.5);
         w.u32s(&[1, u32::MAX]);
         w.f32s(&[f32::MIN_POSITIVE, -0.0, 3.5]);
-        w.u16s(&[9, 65535]);
         let bytes = w.finish();
         assert_eq!(&bytes[..8], &[7, 0, 0, 0, 0, 0, 0, 0], "little-endian");
         let mut r = LeReader::new(&bytes);
@@ -215,7 +166,6 @@ mod tests {
         assert_eq!(r.u32s().unwrap(), [1, u32::MAX]);
         let f = r.f32s().unwrap();
         assert_eq!(f.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [f32::MIN_POSITIVE, -0.0, 3.5].map(f32::to_bits));
-        assert_eq!(r.u16s().unwrap(), [9, 65535]);
         r.end().unwrap();
 
         for cut in [0, 5, 20, bytes.len() - 1] {
@@ -225,7 +175,6 @@ mod tests {
                 r.f64()?;
                 r.u32s()?;
                 r.f32s()?;
-                r.u16s()?;
                 Ok(())
             })();
             assert!(read.is_err(), "cut at {cut}");
@@ -236,18 +185,12 @@ mod tests {
         let mut extra = bytes.clone();
         extra.push(0);
         let mut r = LeReader::new(&extra);
-        let _ = (r.u64().unwrap(), r.f64().unwrap(), r.u32s().unwrap(), r.f32s().unwrap(), r.u16s().unwrap());
+        let _ = (r.u64().unwrap(), r.f64().unwrap(), r.u32s().unwrap(), r.f32s().unwrap());
         assert!(r.end().is_err(), "trailing bytes are refused");
 
         let mut w = LeWriter::default();
         w.u32s(&[1, 2, 3, 4, 5, 6, (-2.5f32).to_bits()]);
         let bytes = w.finish();
-        let mut r = LeReader::new(&bytes);
-        let words = r.words().unwrap();
-        r.end().unwrap();
-        assert_eq!(words.len(), 7);
-        assert_eq!(words.pod_at::<f32>(6), -2.5);
-        assert_eq!(words.pod_at::<[u32; 3]>(3), [4, 5, 6]);
         let mut r = LeReader::new(&bytes);
         assert!(r.pod_into::<[u32; 2]>(Vec::with_capacity).unwrap_err().contains("whole"), "7 words are not pairs");
         let mut w = LeWriter::default();
@@ -257,7 +200,7 @@ mod tests {
         w.u32s(&[1, 2, 3, 4, 5, 6]);
         assert_eq!(pairs, w.finish(), "the form of the words");
         assert_eq!(LeReader::new(&pairs).pod_into::<[u32; 2]>(Vec::with_capacity).unwrap(), [[1, 2], [3, 4], [5, 6]]);
-        assert!(LeReader::new(&bytes[..bytes.len() - 1]).words().is_err(), "a short array is refused");
+        assert!(LeReader::new(&bytes[..bytes.len() - 1]).u32s().is_err(), "a short array is refused");
         let mut w = LeWriter::default();
         w.f32s(&[1.0, 2.0, 3.0, 4.0]);
         assert_eq!(LeReader::new(&w.finish()).pod_into::<[f32; 2]>(Vec::with_capacity).unwrap(), [[1.0, 2.0], [3.0, 4.0]]);

@@ -171,22 +171,6 @@ impl LightSums {
     /// Reads sums of the shape of `self` (zeroed or not: they are replaced) from
     /// [`LightSums::to_bytes`]' output; a mismatch of shape or length is an error.
     pub fn read_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let flights = self.stored_flights(bytes)?;
-        let values = bytes[SUMS_HEADER_LEN..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-        self.words_mut().zip(values).for_each(|(w, v)| *w = v);
-        self.flights = flights;
-        Ok(())
-    }
-
-    /// Adds sums of the shape of `self` from [`LightSums::to_bytes`]' output; a mismatch of shape
-    /// or length is an error, and then nothing is added.
-    pub fn add_stored(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let flights = self.stored_flights(bytes)?;
-        self.add_bytes(&[&bytes[SUMS_HEADER_LEN..]], flights)
-    }
-
-    /// The flights of [`LightSums::to_bytes`]' output, checked to hold sums of the shape of `self`.
-    pub fn stored_flights(&self, bytes: &[u8]) -> Result<u64, String> {
         let cells = self.volume.cells();
         let word = |i: usize| bytes.get(8 * i..8 * i + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
         if bytes.get(..8) != Some(&SUMS_MAGIC[..]) {
@@ -202,7 +186,10 @@ impl LightSums {
         if bytes.len() != expected {
             return Err(format!("{} bytes, expected {expected}", bytes.len()));
         }
-        Ok(flights)
+        let values = bytes[SUMS_HEADER_LEN..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+        self.words_mut().zip(values).for_each(|(w, v)| *w = v);
+        self.flights = flights;
+        Ok(())
     }
 
     /// Adds sums given as little-endian bytes in [`LightSums::to_bytes`]' order after its header,

@@ -13,18 +13,18 @@ use super::{BakeStats, Irradiance, IrradianceVolume, LightingError};
 /// See the module's text.
 pub struct LightLookup {
     /// Input vertex → welded vertex.
-    weld: Vec<u32>,
-    pos: Vec<Vec3A>,
-    normal: Vec<Vec3A>,
+    pub(super) weld: Vec<u32>,
+    pub(super) pos: Vec<Vec3A>,
+    pub(super) normal: Vec<Vec3A>,
     /// Ambient irradiance per welded vertex, after filtering.
-    ambient: Vec<[f32; 3]>,
+    pub(super) ambient: Vec<[f32; 3]>,
     /// The static lights' direct irradiance per welded vertex, after filtering; `None` in a scene
     /// without static lights (zero everywhere).
-    lights: Option<Vec<[f32; 3]>>,
-    grid: VertexGrid,
-    lookup_radius: f32,
-    volume: IrradianceVolume,
-    stats: BakeStats,
+    pub(super) lights: Option<Vec<[f32; 3]>>,
+    pub(super) grid: VertexGrid,
+    pub(super) lookup_radius: f32,
+    pub(super) volume: IrradianceVolume,
+    pub(super) stats: BakeStats,
 }
 
 /// Refuses queries whose arrays differ in length or hold a value that is not finite.

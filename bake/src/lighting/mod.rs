@@ -54,6 +54,7 @@
 
 mod fixed;
 mod lookup;
+mod lookup_bytes;
 mod parts;
 mod qmc;
 mod rng;
@@ -75,8 +76,9 @@ mod water_tests;
 
 pub use fixed::{LightSums, SUMS_HEADER_LEN};
 pub use lookup::LightLookup;
+pub use lookup_bytes::LOOKUP_LAYOUT;
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork, VertexMap};
-pub use scene::{PreparedScene, SCENE_LAYOUT};
+pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
 pub use water::{WaterMedium, WaterMediumError};

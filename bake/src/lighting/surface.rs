@@ -17,7 +17,6 @@ use glam::Vec3A;
 use rayon::prelude::*;
 
 use super::fixed::Fixed;
-use crate::le::{LeReader, LeWriter};
 
 /// The welded mesh with its adjacency and deposit accumulators.
 pub(crate) struct Surface {
@@ -38,46 +37,6 @@ impl Surface {
         let super::surface_build::Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge } =
             super::surface_build::build(positions, indices);
         Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge }
-    }
-
-    /// Writes the surface (see [`crate::le`]), for [`Surface::read`].
-    pub(crate) fn write(&self, w: &mut LeWriter) {
-        w.u32s(&self.weld);
-        w.f32_iter(3 * self.pos.len(), self.pos.iter().flat_map(|p| p.to_array()));
-        w.f32_iter(3 * self.normal.len(), self.normal.iter().flat_map(|p| p.to_array()));
-        w.f32s(&self.area);
-        w.u32s(&self.adj_start);
-        w.u32s(&self.adj);
-        w.f64(self.total_area);
-        w.f32s(&[self.mean_edge]);
-    }
-
-    /// Reads what [`Surface::write`] wrote, checking that every index it holds names one of its
-    /// vertices and that its arrays agree in length.
-    pub(crate) fn read(r: &mut LeReader) -> Result<Surface, String> {
-        let weld = r.u32s()?;
-        let mut points = |what: &str| -> Result<Vec<Vec3A>, String> {
-            let rows = r.pod_into::<[f32; 3]>(Vec::with_capacity).map_err(|e| format!("{what}: {e}"))?;
-            Ok(rows.into_iter().map(Vec3A::from).collect())
-        };
-        let pos = points("surface positions")?;
-        let normal = points("surface normals")?;
-        let (area, adj_start, adj, total_area) = (r.f32s()?, r.u32s()?, r.u32s()?, r.f64()?);
-        let mean_edge = match r.f32s()?[..] {
-            [m] => m,
-            _ => return Err("the mean edge is not one number".into()),
-        };
-        let n = pos.len();
-        if normal.len() != n || area.len() != n || adj_start.len() != n + 1 {
-            return Err(format!("{n} surface vertices with {} normals, {} areas, {} adjacency starts", normal.len(), area.len(), adj_start.len()));
-        }
-        if adj_start[0] != 0 || adj_start[n] as usize != adj.len() || adj_start.windows(2).any(|w| w[0] > w[1]) {
-            return Err("the adjacency starts do not run through the adjacency list".into());
-        }
-        if weld.iter().chain(&adj).any(|&v| v as usize >= n) {
-            return Err(format!("the surface names a vertex past its {n}"));
-        }
-        Ok(Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge })
     }
 
     /// Runs the filter over `power` (one map's RGB per welded vertex) and returns the irradiance

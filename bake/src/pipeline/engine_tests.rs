@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::{Engine, Plan};
+use crate::pipeline::lighting::WorldLighting;
 use crate::pipeline::progress::NoProgress;
 use crate::pipeline::{BakeRole, MemoryUse, Registry, StageCache};
 
@@ -254,21 +255,21 @@ fn each_stage_reports_its_own_processor_time() {
     assert!(timings.iter().all(|t| t.cpu_seconds >= 0.0), "{timings:?}");
 }
 
-/// Shards that share a machine make light transport's scene and trace its phases once: the shard
-/// that makes the scene reads every level-0 tile, and one that reads the stored scene reads no
-/// tile at all to light the world, and traces no path. A shard on a machine of its own makes the
-/// scene itself, from every level-0 tile, and traces its part of the paths. The
-/// report counts the maker's time once, though it reads the tiles on the machine's threads.
+/// Shards that share a machine make light transport once: the shard that makes it reads every
+/// level-0 tile and traces every path, in no parts, and one that reads the stored lookup reads no
+/// tile at all to light the world, and traces no path. A shard on a machine of its own builds the
+/// scene itself, from every level-0 tile, and traces its part of the paths. The report counts the
+/// maker's time once, though it reads the tiles on the machine's threads.
 #[test]
-fn shards_that_share_a_machine_make_the_scene_and_trace_the_paths_once() {
+fn shards_that_share_a_machine_make_light_transport_once() {
     let world = world();
     let plan = Plan::new(&world);
     let registry = Registry::standard();
     let transport = registry.index("transport").expect("transport is registered");
     let level0 = plan.tiles.iter().filter(|t| t.level == 0).count();
-    let dir = std::env::temp_dir().join(format!("kiln-engine-scene-once-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("kiln-engine-transport-once-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    // (machine share, whether the scene is stored before the shard starts)
+    // (machine share, whether the lookup is stored before the shard starts)
     for (index, share, stored) in [(0, 3, false), (1, 3, true), (2, 1, true)] {
         let cache = StageCache::new(Some(kiln_cache::store::Store::open(&dir).expect("a store")), "released", false);
         let engine = Engine::new(&plan, &registry, &cache, &NoProgress).with_role(BakeRole::Shard { index, count: 3 }).with_machine_share(share);
@@ -281,19 +282,19 @@ fn shards_that_share_a_machine_make_the_scene_and_trace_the_paths_once() {
         let tallies = cache.tallies();
         let geometry = tallies.get("geometry").map_or(0, |t| t.cached + t.computed);
         let tally = |stage| tallies.get(stage).map(|t| (t.cached, t.computed));
-        let (scene, phases, parts) = (tally("lighting scene"), tally("transport phase"), tally("transport part"));
+        let (lookup, parts) = (tally("lighting lookup"), tally("transport part"));
+        let value = engine.value(transport).expect("transport is held");
+        let paths: u64 = value.downcast_ref::<WorldLighting>().expect("transport's value").lookup.stats().paths.iter().sum();
+        assert!(paths > 0, "shard {index}/3 holds the lookup of the world's paths");
         match (share, stored) {
             (3, false) => {
-                assert_eq!((geometry, scene), (level0, Some((0, 1))), "shard {index}/3 makes the scene from every level-0 tile");
-                assert_eq!((phases, parts), (Some((0, 2)), None), "shard {index}/3 traces both phases whole, in no parts");
+                assert_eq!((geometry, lookup), (level0, Some((0, 1))), "shard {index}/3 makes transport from every level-0 tile");
+                assert_eq!(parts, None, "shard {index}/3 traces every path, in no parts");
             }
-            (3, true) => {
-                assert_eq!((geometry, scene), (0, Some((1, 0))), "shard {index}/3 reads the scene and no tile");
-                assert_eq!((phases, parts), (Some((2, 0)), None), "shard {index}/3 reads both phases' sums");
-            }
+            (3, true) => assert_eq!((geometry, lookup, parts), (0, Some((1, 0)), None), "shard {index}/3 reads the lookup, no tile and no part"),
             _ => {
-                assert_eq!((geometry, scene), (level0, None), "shard {index}/3, on a machine of its own, makes the scene itself");
-                assert!(phases.is_none() && parts.is_some_and(|(_, made)| made > 0), "shard {index}/3 traces its part: {tallies:?}");
+                assert_eq!((geometry, lookup), (level0, None), "shard {index}/3, on a machine of its own, builds the scene itself");
+                assert!(parts.is_some_and(|(_, made)| made > 0), "shard {index}/3 traces its part: {tallies:?}");
             }
         }
     }

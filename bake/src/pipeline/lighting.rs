@@ -24,7 +24,7 @@ use super::transport_parts::CachedParts;
 use crate::le::{LeReader, LeWriter};
 use crate::lighting::{
     bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, Occluders, PathParts, PreparedScene, SceneMesh, VolumeDesc,
-    SCENE_LAYOUT,
+    LOOKUP_LAYOUT,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -57,6 +57,38 @@ pub struct WorldLighting {
     pub lookup: LightLookup,
     /// Level-0 tile → index of its first vertex in the baked mesh.
     first_vertex: HashMap<TileId, u32>,
+}
+
+/// What light transport makes: the lookup, each level-0 tile's first vertex in the baked mesh (in
+/// level-0 order) and how many occluder triangles it traced against (for the report).
+struct Made {
+    lookup: LightLookup,
+    firsts: Vec<u32>,
+    occluder_triangles: usize,
+}
+
+impl Made {
+    /// The little-endian form shards that share a machine store (see [`crate::le`]).
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut w = LeWriter::with_capacity(16 + 4 * self.firsts.len() + self.lookup.byte_len());
+        w.u32s(&self.firsts);
+        w.u64(self.occluder_triangles as u64);
+        self.lookup.write(&mut w);
+        w.finish()
+    }
+
+    /// Reads [`Made::to_bytes`]' form of a world with `tiles` level-0 tiles.
+    fn from_bytes(bytes: &[u8], tiles: usize) -> Result<Made, String> {
+        let mut r = LeReader::new(bytes);
+        let firsts = r.u32s()?;
+        if firsts.len() != tiles {
+            return Err(format!("first vertices of {} tiles, expected {tiles}", firsts.len()));
+        }
+        let occluder_triangles = usize::try_from(r.u64()?).map_err(|e| e.to_string())?;
+        let lookup = LightLookup::read(&mut r)?;
+        r.end()?;
+        Ok(Made { lookup, firsts, occluder_triangles })
+    }
 }
 
 /// The hash of every product's light occluders (trees), `None` when there are none, so worlds
@@ -202,14 +234,13 @@ impl WorldProduct for TransportProduct {
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
         let water = ctx.light_medium()?;
-        // Shards trace a part of each phase each and add up everyone's parts from the cache.
+        // Shards on machines of their own trace a part of each phase each and add up everyone's
+        // parts from the cache.
         let transport = ctx.world_key("transport")?.key().0;
-        // Shards sharing a machine make the scene, each phase's sums and the filtered maps once.
-        let once = ctx.machine_once();
-        let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role(), once: once.as_ref() };
+        let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role() };
         let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
-        // What the scene is made of is read only where it is made.
-        let prepare = || -> Result<(PreparedScene, Vec<u32>), BakeError> {
+        // What the scene is made of is read only where the transport is made.
+        let make = |parts: &dyn PathParts| -> Result<Made, BakeError> {
             let meshes = ctx.resolved_tile_outputs("geometry", &level0)?;
             if meshes.iter().any(|m| m.section(TerrainMesh::KIND).is_none()) {
                 return Err(plan.internal("a level-0 tile has no mesh"));
@@ -219,39 +250,26 @@ impl WorldProduct for TransportProduct {
             // peaks: the density volume and the trees pack are read back from the cache by later
             // steps.
             ctx.release_stored_values();
-            prepare_scene(ids.iter().copied().zip(meshes).collect(), &occluders).map_err(failed)
+            let (scene, firsts) = prepare_scene(ids.iter().copied().zip(meshes).collect(), &occluders).map_err(failed)?;
+            let occluder_triangles = scene.occluder_triangles();
+            let desc = volume_desc(&plan.tiling);
+            let lookup = bake_lookup_in_parts(scene, (desc.min, desc.max), &desc, &spec.lighting, seed, water.as_ref(), parts)
+                .map_err(|e| failed(e.into()))?;
+            Ok(Made { lookup, firsts, occluder_triangles })
         };
-        let (scene, firsts) = match &once {
-            None => prepare()?,
+        // Shards that share a machine make it once, on the machine's threads, tracing every path
+        // there as one process would; the others wait and read its lookup.
+        let Made { lookup, firsts, occluder_triangles } = match ctx.machine_once() {
+            None => make(parts)?,
             Some(once) => {
-                // The scene's key: every input of transport.
-                let key = StageInputs::new("lighting scene", LIGHTING_VERSION).with("layout", SCENE_LAYOUT as u128).with("transport", transport);
-                let decode = |bytes: Vec<u8>| -> Result<(PreparedScene, Vec<u32>), String> {
-                    let mut r = LeReader::new(&bytes);
-                    let firsts = r.u32s()?;
-                    if firsts.len() != level0.len() {
-                        return Err(format!("first vertices of {} tiles, expected {}", firsts.len(), level0.len()));
-                    }
-                    let scene = PreparedScene::read(&mut r)?;
-                    r.end()?;
-                    Ok((scene, firsts))
-                };
-                let encode = |(scene, firsts): &(PreparedScene, Vec<u32>)| {
-                    let mut w = LeWriter::with_capacity(8 + 4 * firsts.len() + scene.byte_len());
-                    w.u32s(firsts);
-                    scene.write(&mut w);
-                    w.finish()
-                };
-                let scene = once.make("scene", &key, prepare, |v| Cow::Owned(encode(v)), decode)?;
-                // A shard that read the scene lets go of what it holds as its maker did.
+                let key = StageInputs::new("lighting lookup", LIGHTING_VERSION).with("layout", LOOKUP_LAYOUT as u128).with("transport", transport);
+                let made =
+                    once.make("lighting lookup", &key, || make(&AllPathsHere), |m| Cow::Owned(m.to_bytes()), |b| Made::from_bytes(&b, level0.len()))?;
+                // A shard that read the lookup lets go of what it holds as its maker did.
                 ctx.release_stored_values();
-                scene
+                made
             }
         };
-        let occluder_triangles = scene.occluder_triangles();
-        let desc = volume_desc(&plan.tiling);
-        let lookup =
-            bake_lookup_in_parts(scene, (desc.min, desc.max), &desc, &spec.lighting, seed, water.as_ref(), parts).map_err(|e| failed(e.into()))?;
         let first_vertex = ids.into_iter().zip(firsts).collect();
         let world = WorldLighting { lookup, first_vertex };
         let s = world.lookup.stats();

@@ -6,26 +6,22 @@
 //! repeats"). The sums are exact (`lighting::LightSums`), so the total is the same bytes as one
 //! process tracing every path.
 //!
-//! Shards that share a machine split no paths: the first to claim a phase traces all of its paths
-//! on the machine's threads, as one process would, and the others read its sums
-//! (`machine_once.rs`). Parts would only add the exchange, and wait for the slowest part where
-//! one process's threads take each other's work.
+//! Shards that share a machine split no paths: one of them makes light transport whole on the
+//! machine's threads, as one process would, and the others read its lookup (`lighting.rs`).
+//! Parts would only add the exchange, and wait for the slowest part where one process's threads
+//! take each other's work.
 //!
 //! A shard traces its own part first. A part or a slice total that is missing when needed is
 //! claimed: if another process holds the claim, the shard waits for it and reads what it stored; if
 //! its holder died without storing it, the shard computes it (tracing the part) itself.
 
-use std::borrow::Cow;
-
 use kiln_cache::store::Claim;
 use rayon::prelude::*;
 
 use super::failpoint;
-use super::machine_once::MachineOnce;
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs, TryClaim, Waited};
-use crate::le::{LeReader, LeWriter};
-use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, VertexMap, SUMS_HEADER_LEN};
+use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, SUMS_HEADER_LEN};
 
 /// zstd level of stored slices: sums of nearby vertices share their high bytes. Level 1 makes
 /// them as small as level 3 in about 60 % of its time, and a shard compresses its whole part
@@ -42,8 +38,6 @@ pub(super) struct CachedParts<'a> {
     pub(super) transport: u128,
     pub(super) version: u32,
     pub(super) role: BakeRole,
-    /// Set where the shards share a machine: they trace each phase and make each vertex map once.
-    pub(super) once: Option<&'a MachineOnce<'a>>,
 }
 
 /// One slice of sums: the flights of the paths it sums (whole parts' flights), and one range of
@@ -197,28 +191,10 @@ impl CachedParts<'_> {
         drop(claim);
         Ok(total)
     }
-
-    /// Every path of the phase traced once on the machine's threads, by the shard that claims the
-    /// phase first; the others read its sums (see the module's text).
-    fn traced_once(&self, once: &MachineOnce, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
-        let key = StageInputs::new("transport phase", self.version).with("transport", self.transport).with("phase", work.phase as u128);
-        let make = || -> Result<Vec<u8>, LightingError> {
-            let mut all = work.zeroed();
-            work.trace(0, 1, &mut all);
-            Ok(all.to_bytes())
-        };
-        let shape: &LightSums = into;
-        let decode = |bytes: Vec<u8>| shape.stored_flights(&bytes).map(|_| bytes);
-        let sums = once.make(&format!("{} paths", work.phase.name()), &key, make, |b: &Vec<u8>| Cow::Borrowed(b.as_slice()), decode)?;
-        into.add_stored(&sums).map_err(|e| LightingError::Parts(format!("adding up the {} paths: {e}", work.phase.name())))
-    }
 }
 
 impl PathParts for CachedParts<'_> {
     fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
-        if let Some(once) = self.once {
-            return self.traced_once(once, work, into);
-        }
         let (index, n) = self.split();
         let words = into.word_count();
         self.trace_unless_held(work, index, n, words)?;
@@ -232,26 +208,6 @@ impl PathParts for CachedParts<'_> {
         let pieces: Vec<&[u8]> = totals.iter().map(|t| t.sums.as_slice()).collect();
         into.add_bytes(&pieces, totals[0].flights).map_err(|e| LightingError::Parts(format!("adding up the slices: {e}")))?;
         Ok(())
-    }
-
-    fn vertex_map(&self, name: &'static str, len: usize, make: VertexMap<'_>) -> Result<Vec<f32>, LightingError> {
-        let Some(once) = self.once else { return Ok(make()) };
-        let key = StageInputs::new("transport map", self.version).with("transport", self.transport).with(name, 0);
-        let encode = |map: &Vec<f32>| {
-            let mut w = LeWriter::with_capacity(8 + 4 * map.len());
-            w.f32s(map);
-            w.finish()
-        };
-        let decode = |bytes: Vec<u8>| -> Result<Vec<f32>, String> {
-            let mut r = LeReader::new(&bytes);
-            let map = r.f32s()?;
-            r.end()?;
-            match map.len() == len {
-                true => Ok(map),
-                false => Err(format!("{} numbers, expected {len}", map.len())),
-            }
-        };
-        once.make(&format!("{name} map"), &key, || Ok(make()), |map| Cow::Owned(encode(map)), decode)
     }
 }
 

@@ -36,7 +36,6 @@
 //! points to).
 
 mod build;
-mod bytes;
 #[cfg(test)]
 mod test_rng;
 mod triangle;
