@@ -10,7 +10,7 @@ use super::{BakeStats, IrradianceVolume};
 use crate::le::{LeReader, LeWriter};
 
 /// Version of [`LightLookup::write`]'s layout, for the keys of stored lookups.
-pub const LOOKUP_LAYOUT: u32 = 1;
+pub const LOOKUP_LAYOUT: u32 = 2;
 
 impl LightLookup {
     /// Bytes of [`LightLookup::write`]'s form, about.
@@ -36,8 +36,8 @@ impl LightLookup {
         w.pod(&v.direct);
         w.f32s(&v.air);
         let s = &self.stats;
-        w.u64(s.paths.len() as u64);
-        s.paths.iter().for_each(|&p| w.u64(p));
+        // As (low, high) word pairs: an array the reader bounds by what is left.
+        w.pod(&s.paths.iter().map(|&p| [p as u32, (p >> 32) as u32]).collect::<Vec<[u32; 2]>>());
         [s.flights, s.vertices as u64, s.triangles as u64].into_iter().for_each(|n| w.u64(n));
         w.f64(s.area);
     }
@@ -65,7 +65,7 @@ impl LightLookup {
             *d = usize::try_from(r.u64()?).map_err(|e| format!("volume dimensions: {e}"))?;
         }
         let (volume_ambient, direct, air) = (r.pod_into(Vec::with_capacity)?, r.pod_into(Vec::with_capacity)?, r.f32s()?);
-        let paths = (0..r.u64()?.min(64)).map(|_| r.u64()).collect::<Result<Vec<u64>, _>>()?;
+        let paths = r.pod_into::<[u32; 2]>(Vec::with_capacity)?.into_iter().map(|[lo, hi]| u64::from(lo) | u64::from(hi) << 32).collect();
         let [flights, vertices, triangles] = [r.u64()?, r.u64()?, r.u64()?];
         let stats = BakeStats { paths, flights, vertices: vertices as usize, triangles: triangles as usize, area: r.f64()? };
         let n = pos.len();
@@ -120,7 +120,9 @@ mod tests {
 
     #[test]
     fn a_lookup_read_back_answers_every_query_as_the_original() {
-        let lookup = crate::lighting::tests::small_lookup();
+        let mut lookup = crate::lighting::tests::small_lookup();
+        // A world with a hundred static lights, one of them traced past 2^32 paths.
+        lookup.stats.paths.extend((0..100).map(|i| (i as u64) << 27));
         let back = round_trip(&lookup).expect("reads back");
         assert_eq!(bytes_of(&back), bytes_of(&lookup), "the same bytes again");
         // Points on the surface, near it, and far from it (answered by the volume).
