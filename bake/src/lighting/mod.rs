@@ -77,7 +77,7 @@ mod water_tests;
 pub use fixed::{LightSums, SUMS_HEADER_LEN};
 pub use lookup::LightLookup;
 pub use lookup_bytes::LOOKUP_LAYOUT;
-pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork, VertexMap};
+pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
 pub use volume::{IrradianceVolume, VolumeDesc, MIN_AIR};
@@ -422,9 +422,7 @@ fn bake_prepared_full<T>(
     let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&pilot, None, k, n, into), zeroed: &zeroed };
     parts.sums(&work, &mut sums)?;
     if divisor > 1 {
-        let brightness = parts.vertex_map("importance", surface.pos.len(), Box::new(|| surface.luminance(sums.luminance(&fixed), spec.smoothing)))?;
-        let importance = transport::Importance::from_brightness(&brightness);
-        drop(brightness);
+        let importance = transport::Importance::from_brightness(&surface.luminance(sums.luminance(&fixed), spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
         let work = PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&rest, Some(&importance), k, n, into), zeroed: &zeroed };
         parts.sums(&work, &mut sums)?;
@@ -438,17 +436,13 @@ fn bake_prepared_full<T>(
     let volume = accumulator.finish(&bvh, lit_triangles as u32, hi.z, eps);
     let tracer = keep_tracer(bvh);
     // One map at a time: the filter's buffers then hold three channels and the area.
-    let filtered = |name: &'static str, exact: Vec<[i64; 3]>| -> Result<Vec<[f32; 3]>, LightingError> {
-        let make = || {
-            let power = fixed::power_values(&exact, &fixed);
-            drop(exact);
-            bytemuck::cast_vec::<[f32; 3], f32>(surface.irradiance(power, spec.smoothing))
-        };
-        let flat = parts.vertex_map(name, 3 * surface.pos.len(), Box::new(make))?;
-        Ok(bytemuck::allocation::try_cast_vec(flat).unwrap_or_else(|(_, flat)| flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()))
+    let filtered = |exact: Vec<[i64; 3]>| {
+        let power = fixed::power_values(&exact, &fixed);
+        drop(exact);
+        surface.irradiance(power, spec.smoothing)
     };
-    let ambient = filtered("ambient", ambient)?;
-    let lights = if lights.is_empty() { None } else { Some(filtered("lights", lights)?) };
+    let ambient = filtered(ambient);
+    let lights = (!lights.is_empty()).then(|| filtered(lights));
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
     let grid = VertexGrid::new(&surface.pos, lookup_radius);
     let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: lit_triangles, area: surface.total_area };

@@ -49,19 +49,7 @@ impl PhaseWork<'_> {
 pub trait PathParts: Sync {
     /// Adds the sums of every path of `work`'s phase to `into`.
     fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError>;
-
-    /// A map of `len` numbers over the surface's welded vertices that every process needs whole
-    /// and that `make` makes from what every process holds (a phase's filtered sums); `name` tells
-    /// it from the bake's other maps. Made here, unless the processes that share a machine make it
-    /// once and read it (the pipeline's sharded bakes).
-    fn vertex_map(&self, name: &'static str, len: usize, make: VertexMap<'_>) -> Result<Vec<f32>, LightingError> {
-        let _ = (name, len);
-        Ok(make())
-    }
 }
-
-/// Makes a map for [`PathParts::vertex_map`].
-pub type VertexMap<'a> = Box<dyn FnOnce() -> Vec<f32> + Send + 'a>;
 
 /// Every path traced in this process, in one piece.
 pub struct AllPathsHere;

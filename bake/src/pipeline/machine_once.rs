@@ -1,5 +1,5 @@
-//! World-wide steps that every shard needs whole (light transport's scene, the maps filtered
-//! over the whole surface), made once by the shards that share a machine.
+//! World-wide steps that every shard needs whole (light transport, the density volume), made
+//! once by the shards that share a machine.
 //!
 //! Shards on separate machines each make such a step themselves: waiting for another's would
 //! take no less time and add the transfer. Shards that share a machine (`--local-shards`) would
@@ -78,20 +78,20 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let cache = StageCache::new(Some(Store::open(&dir).expect("a store")), "w", false);
         let once = MachineOnce { cache: &cache, threads: 3, failpoint: None };
-        let key = StageInputs::new("scene", 1).with("transport", 42);
+        let key = StageInputs::new("transport", 1).with("transport", 42);
         let encode = |v: &usize| v.to_le_bytes().to_vec();
         let decode = |b: Vec<u8>| -> Result<usize, String> { Ok(usize::from_le_bytes(b.try_into().map_err(|_| "length")?)) };
-        let made = pool(1).install(|| once.make("scene", &key, || Ok::<_, ()>(rayon::current_num_threads()), |v| Cow::Owned(encode(v)), decode));
+        let made = pool(1).install(|| once.make("transport", &key, || Ok::<_, ()>(rayon::current_num_threads()), |v| Cow::Owned(encode(v)), decode));
         assert_eq!(made, Ok(3), "made on the machine's threads, not the shard's one");
-        let read = once.make("scene", &key, || Err::<usize, _>("made again"), |v| Cow::Owned(encode(v)), decode);
+        let read = once.make("transport", &key, || Err::<usize, _>("made again"), |v| Cow::Owned(encode(v)), decode);
         assert_eq!(read, Ok(3), "read, not made again");
-        let other = StageInputs::new("scene", 1).with("transport", 43);
+        let other = StageInputs::new("transport", 1).with("transport", 43);
         assert_eq!(
-            once.make("scene", &other, || Err::<usize, _>("failed"), |v| Cow::Owned(encode(v)), decode),
+            once.make("transport", &other, || Err::<usize, _>("failed"), |v| Cow::Owned(encode(v)), decode),
             Err("failed"),
             "an error is passed on"
         );
-        assert_eq!(once.make("scene", &other, || Ok::<usize, ()>(5), |v| Cow::Owned(encode(v)), decode), Ok(5), "and nothing was stored for it");
+        assert_eq!(once.make("transport", &other, || Ok::<usize, ()>(5), |v| Cow::Owned(encode(v)), decode), Ok(5), "and nothing was stored for it");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

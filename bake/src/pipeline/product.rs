@@ -138,8 +138,8 @@ pub trait WorldProduct: Sync {
     }
     /// Whether [`WorldProduct::compute`] resolves its [`WorldProduct::tile_needs`] itself, if and
     /// when it reads them (through `WorldCtx::resolved_tile_outputs`): the engine then does not
-    /// resolve them first. Light transport reads the level-0 tiles only to make its scene, which
-    /// the shards that share a machine make once.
+    /// resolve them first. Light transport reads the level-0 tiles only where it is made: the
+    /// shards that share a machine make it once.
     fn resolves_its_tiles(&self) -> bool {
         false
     }
