@@ -35,7 +35,7 @@ impl LeWriter {
         self.pod(v);
     }
 
-    /// `v`'s length in 4-byte words, then its words: the form [`LeReader::pod_into`] reads.
+    /// `v`'s length in 4-byte words, then its words: the form [`LeReader::pod`] reads.
     pub(crate) fn pod<T: Pod>(&mut self, v: &[T]) {
         let words: &[u32] = bytemuck::cast_slice(v);
         self.u64(words.len() as u64);
@@ -107,24 +107,22 @@ impl<'a> LeReader<'a> {
     }
 
     pub(crate) fn u32s(&mut self) -> Result<Vec<u32>, String> {
-        self.pod_into(Vec::with_capacity)
+        self.pod()
     }
 
     pub(crate) fn f32s(&mut self) -> Result<Vec<f32>, String> {
-        self.pod_into(Vec::with_capacity)
+        self.pod()
     }
 
-    /// What [`LeWriter::pod`] wrote, as whole `T`s in a vector `alloc` gives room for (given the
-    /// count): a reader puts large arrays where it wants them (on huge pages, say) in one copy.
-    pub(crate) fn pod_into<T: Pod>(&mut self, alloc: impl FnOnce(usize) -> Vec<T>) -> Result<Vec<T>, String> {
+    /// What [`LeWriter::pod`] wrote, as whole `T`s.
+    pub(crate) fn pod<T: Pod>(&mut self) -> Result<Vec<T>, String> {
         let bytes = self.array(4)?;
         let size = std::mem::size_of::<T>();
         if !bytes.len().is_multiple_of(size) {
             return Err(format!("{} words are not whole elements of {} words", bytes.len() / 4, size / 4));
         }
         let n = bytes.len() / size;
-        let mut v = alloc(n);
-        v.resize(n, T::zeroed());
+        let mut v = vec![T::zeroed(); n];
         bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
         from_le_words(&mut v);
         Ok(v)
@@ -192,17 +190,17 @@ mod tests {
         w.u32s(&[1, 2, 3, 4, 5, 6, (-2.5f32).to_bits()]);
         let bytes = w.finish();
         let mut r = LeReader::new(&bytes);
-        assert!(r.pod_into::<[u32; 2]>(Vec::with_capacity).unwrap_err().contains("whole"), "7 words are not pairs");
+        assert!(r.pod::<[u32; 2]>().unwrap_err().contains("whole"), "7 words are not pairs");
         let mut w = LeWriter::default();
         w.pod(&[[1u32, 2], [3, 4], [5, 6]]);
         let pairs = w.finish();
         let mut w = LeWriter::default();
         w.u32s(&[1, 2, 3, 4, 5, 6]);
         assert_eq!(pairs, w.finish(), "the form of the words");
-        assert_eq!(LeReader::new(&pairs).pod_into::<[u32; 2]>(Vec::with_capacity).unwrap(), [[1, 2], [3, 4], [5, 6]]);
+        assert_eq!(LeReader::new(&pairs).pod::<[u32; 2]>().unwrap(), [[1, 2], [3, 4], [5, 6]]);
         assert!(LeReader::new(&bytes[..bytes.len() - 1]).u32s().is_err(), "a short array is refused");
         let mut w = LeWriter::default();
         w.f32s(&[1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(LeReader::new(&w.finish()).pod_into::<[f32; 2]>(Vec::with_capacity).unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
+        assert_eq!(LeReader::new(&w.finish()).pod::<[f32; 2]>().unwrap(), [[1.0, 2.0], [3.0, 4.0]]);
     }
 }

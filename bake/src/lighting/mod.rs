@@ -54,7 +54,6 @@
 
 mod fixed;
 mod lookup;
-mod lookup_bytes;
 mod parts;
 mod qmc;
 mod rng;
@@ -75,8 +74,7 @@ mod tests;
 mod water_tests;
 
 pub use fixed::{LightSums, SUMS_HEADER_LEN};
-pub use lookup::LightLookup;
-pub use lookup_bytes::LOOKUP_LAYOUT;
+pub use lookup::{LightLookup, LOOKUP_LAYOUT};
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};

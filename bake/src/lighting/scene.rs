@@ -69,9 +69,7 @@ impl PreparedScene {
             occluder_albedo: occluder_albedo.to_vec(),
         })
     }
-}
 
-impl PreparedScene {
     /// How many of its triangles are occluders (they block and reflect light, and receive none).
     pub fn occluder_triangles(&self) -> usize {
         self.occluder_albedo.len()

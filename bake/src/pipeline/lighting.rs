@@ -5,7 +5,6 @@
 //! the world), because sky light entering a cave mouth several tiles away still reaches it. The bake
 //! is cached as a whole per (level-0 geometry, lighting settings, seed) and per tile as section bytes.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -234,11 +233,7 @@ impl WorldProduct for TransportProduct {
         // The light tracer's seed: derived from the world seed for this stage only.
         let seed = kiln_cache::store::KeyHasher::default().str("lighting").u64(spec.seed).u64(spec.lighting.noise_seed).finish().0 as u64;
         let water = ctx.light_medium()?;
-        // Shards on machines of their own trace a part of each phase each and add up everyone's
-        // parts from the cache.
         let transport = ctx.world_key("transport")?.key().0;
-        let shared = CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role() };
-        let parts: &dyn PathParts = if ctx.role().is_shard() { &shared } else { &AllPathsHere };
         // What the scene is made of is read only where the transport is made.
         let make = |parts: &dyn PathParts| -> Result<Made, BakeError> {
             let meshes = ctx.resolved_tile_outputs("geometry", &level0)?;
@@ -257,14 +252,16 @@ impl WorldProduct for TransportProduct {
                 .map_err(|e| failed(e.into()))?;
             Ok(Made { lookup, firsts, occluder_triangles })
         };
-        // Shards that share a machine make it once, on the machine's threads, tracing every path
-        // there as one process would; the others wait and read its lookup.
+        // Shards on machines of their own trace a part of each phase each and add up everyone's
+        // parts from the cache. Shards that share a machine make transport once, on the machine's
+        // threads, tracing every path there as one process would; the others wait and read its
+        // lookup.
         let Made { lookup, firsts, occluder_triangles } = match ctx.machine_once() {
-            None => make(parts)?,
+            None if ctx.role().is_shard() => make(&CachedParts { cache: ctx.cache(), transport, version: LIGHTING_VERSION, role: ctx.role() })?,
+            None => make(&AllPathsHere)?,
             Some(once) => {
                 let key = StageInputs::new("lighting lookup", LIGHTING_VERSION).with("layout", LOOKUP_LAYOUT as u128).with("transport", transport);
-                let made =
-                    once.make("lighting lookup", &key, || make(&AllPathsHere), |m| Cow::Owned(m.to_bytes()), |b| Made::from_bytes(&b, level0.len()))?;
+                let made = once.make("lighting lookup", &key, || make(&AllPathsHere), Made::to_bytes, |b| Made::from_bytes(&b, level0.len()))?;
                 // A shard that read the lookup lets go of what it holds as its maker did.
                 ctx.release_stored_values();
                 made

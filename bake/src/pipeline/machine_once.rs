@@ -9,8 +9,6 @@
 //! together with nothing else to do. The value is the same bytes whoever makes it, on any
 //! number of threads.
 
-use std::borrow::Cow;
-
 use super::engine::{driven_by, driver};
 use super::stage_cache::{StageCache, StageInputs, Waited};
 
@@ -25,15 +23,15 @@ pub(crate) struct MachineOnce<'a> {
 
 impl MachineOnce<'_> {
     /// The value stored under `key` (`label` names it in messages), else made by `make` on the
-    /// machine's threads and stored in `encode`'s form (borrowed where the value is its own
-    /// form), under a claim so that the other shards wait and read it.
+    /// machine's threads and stored in `encode`'s form, under a claim so that the other shards
+    /// wait and read it.
     /// A shard whose maker died without storing it makes it itself.
     pub(crate) fn make<T: Send, E: Send>(
         &self,
         label: &str,
         key: &StageInputs,
         make: impl FnOnce() -> Result<T, E> + Send,
-        encode: impl FnOnce(&T) -> Cow<'_, [u8]>,
+        encode: impl FnOnce(&T) -> Vec<u8>,
         decode: impl Fn(Vec<u8>) -> Result<T, String>,
     ) -> Result<T, E> {
         let read = || self.cache.lookup(label, key, &decode);
@@ -81,17 +79,13 @@ mod tests {
         let key = StageInputs::new("transport", 1).with("transport", 42);
         let encode = |v: &usize| v.to_le_bytes().to_vec();
         let decode = |b: Vec<u8>| -> Result<usize, String> { Ok(usize::from_le_bytes(b.try_into().map_err(|_| "length")?)) };
-        let made = pool(1).install(|| once.make("transport", &key, || Ok::<_, ()>(rayon::current_num_threads()), |v| Cow::Owned(encode(v)), decode));
+        let made = pool(1).install(|| once.make("transport", &key, || Ok::<_, ()>(rayon::current_num_threads()), encode, decode));
         assert_eq!(made, Ok(3), "made on the machine's threads, not the shard's one");
-        let read = once.make("transport", &key, || Err::<usize, _>("made again"), |v| Cow::Owned(encode(v)), decode);
+        let read = once.make("transport", &key, || Err::<usize, _>("made again"), encode, decode);
         assert_eq!(read, Ok(3), "read, not made again");
         let other = StageInputs::new("transport", 1).with("transport", 43);
-        assert_eq!(
-            once.make("transport", &other, || Err::<usize, _>("failed"), |v| Cow::Owned(encode(v)), decode),
-            Err("failed"),
-            "an error is passed on"
-        );
-        assert_eq!(once.make("transport", &other, || Ok::<usize, ()>(5), |v| Cow::Owned(encode(v)), decode), Ok(5), "and nothing was stored for it");
+        assert_eq!(once.make("transport", &other, || Err::<usize, _>("failed"), encode, decode), Err("failed"), "an error is passed on");
+        assert_eq!(once.make("transport", &other, || Ok::<usize, ()>(5), encode, decode), Ok(5), "and nothing was stored for it");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
