@@ -14,6 +14,16 @@ pub(crate) fn huge_vec<T>(capacity: usize) -> Vec<T> {
     v
 }
 
+/// `n` zero elements on memory advised onto huge pages, none of it touched: a zero value of an
+/// integer or an array of them makes `vec!` allocate zeroed memory, which for a large array is
+/// fresh zero pages from the OS, so an accumulator costs memory only where it is written
+/// (`huge_vec` followed by a resize would write every page first).
+pub(crate) fn huge_zeroed<T: Clone>(zero: T, n: usize) -> Vec<T> {
+    let v = vec![zero; n];
+    advise_huge_pages(&v);
+    v
+}
+
 /// Advises the allocation behind `v` onto huge pages; pages already touched keep their size.
 pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     #[cfg(target_os = "linux")]

@@ -100,19 +100,11 @@ pub(crate) fn power_values(exact: &[[i64; 3]], fixed: &Fixed) -> Vec<[f32; 3]> {
     exact.par_iter().map(|p| p.map(|u| fixed.surface_value(u))).collect()
 }
 
-const SUMS_MAGIC: &[u8; 8] = b"KILNLS02";
-/// Bytes before the sums in [`LightSums::to_bytes`]: magic, vertex count, cell count, flights.
-pub const SUMS_HEADER_LEN: usize = 32;
-
 impl LightSums {
     /// Zero sums over `vertices` welded vertices (with a direct-lights map if `lights`) and the
     /// volume of `volume`.
     pub(crate) fn zeroed(vertices: usize, lights: bool, volume: VolumeAccumulator) -> LightSums {
-        let map = |n: usize| {
-            let mut sums = crate::mem::huge_vec(n);
-            sums.resize(n, [0i64; 3]);
-            sums
-        };
+        let map = |n: usize| crate::mem::huge_zeroed([0i64; 3], n);
         LightSums { ambient: map(vertices), lights: map(if lights { vertices } else { 0 }), volume, flights: 0 }
     }
 
@@ -144,70 +136,61 @@ impl LightSums {
             .collect()
     }
 
-    /// How many sums [`LightSums::to_bytes`] writes after its header ([`SUMS_HEADER_LEN`] bytes).
+    /// How many sums there are: the words of [`LightSums::words_to_bytes`].
     pub fn word_count(&self) -> usize {
         3 * (self.ambient.len() + self.lights.len()) + 2 * self.volume.cells() * BINS * 3
     }
 
-    /// Little-endian bytes: magic, vertex count, cell count, flights, then the sums: the ambient
-    /// map, the direct-lights map (if any), the volume.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(SUMS_HEADER_LEN + 8 * self.word_count());
-        out.extend_from_slice(SUMS_MAGIC);
-        out.extend_from_slice(&(self.ambient.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(self.volume.cells() as u64).to_le_bytes());
-        out.extend_from_slice(&self.flights.to_le_bytes());
-        for v in self.ambient.iter().chain(&self.lights).flatten().chain(self.volume.values()) {
-            out.extend_from_slice(&v.to_le_bytes());
+    /// The sums as flat arrays, in the order of their words: the ambient map, the direct-lights
+    /// map (if any), the volume's two classes.
+    fn word_arrays(&self) -> [&[i64]; 4] {
+        let [ambient_cells, direct_cells] = self.volume.flat_sums();
+        [self.ambient.as_flattened(), self.lights.as_flattened(), ambient_cells, direct_cells]
+    }
+
+    fn word_arrays_mut(&mut self) -> [&mut [i64]; 4] {
+        let [ambient_cells, direct_cells] = self.volume.flat_sums_mut();
+        [self.ambient.as_flattened_mut(), self.lights.as_flattened_mut(), ambient_cells, direct_cells]
+    }
+
+    /// Words `range` of the sums (see [`LightSums::word_arrays`] for their order) as
+    /// little-endian bytes: how a part's sums travel between processes, a slice at a time.
+    pub fn words_to_bytes(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 * range.len());
+        let mut at = 0;
+        for array in self.word_arrays() {
+            let (lo, hi) = (range.start.clamp(at, at + array.len()), range.end.clamp(at, at + array.len()));
+            out.extend(array[lo - at..hi - at].iter().flat_map(|w| w.to_le_bytes()));
+            at += array.len();
         }
         out
     }
 
-    /// Every sum, in [`LightSums::to_bytes`]' order.
-    fn words_mut(&mut self) -> impl Iterator<Item = &mut i64> {
-        self.ambient.iter_mut().chain(&mut self.lights).flatten().chain(self.volume.values_mut())
-    }
-
-    /// Reads sums of the shape of `self` (zeroed or not: they are replaced) from
-    /// [`LightSums::to_bytes`]' output; a mismatch of shape or length is an error.
-    pub fn read_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let cells = self.volume.cells();
-        let word = |i: usize| bytes.get(8 * i..8 * i + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-        if bytes.get(..8) != Some(&SUMS_MAGIC[..]) {
-            return Err("not light sums (bad magic)".into());
+    /// Adds sums given as little-endian bytes of words `start..` (a slice of sums of the same
+    /// shape, [`LightSums::words_to_bytes`]), and nothing else: flights are the caller's to add.
+    /// Bytes that are not whole words, or words past [`LightSums::word_count`], are an error, and
+    /// then nothing is added.
+    pub fn add_words(&mut self, start: usize, bytes: &[u8]) -> Result<(), String> {
+        use rayon::prelude::*;
+        let end = start + bytes.len() / 8;
+        if !bytes.len().is_multiple_of(8) || end > self.word_count() {
+            return Err(format!("{} bytes of sums from word {start}, of {} words", bytes.len(), self.word_count()));
         }
-        let (Some(vertices), Some(stored_cells), Some(flights)) = (word(1), word(2), word(3)) else {
-            return Err("truncated header".into());
-        };
-        if vertices != self.ambient.len() as u64 || stored_cells != cells as u64 {
-            return Err(format!("sums of {vertices} vertices and {stored_cells} cells, expected {} and {cells}", self.ambient.len()));
+        let mut at = 0;
+        for array in self.word_arrays_mut() {
+            let first = at;
+            at += array.len();
+            let (lo, hi) = (start.clamp(first, at), end.clamp(first, at));
+            if lo == hi {
+                continue;
+            }
+            let from = &bytes[8 * (lo - start)..8 * (hi - start)];
+            array[lo - first..hi - first].par_chunks_mut(1 << 14).zip(from.par_chunks(8 << 14)).for_each(|(words, from)| {
+                for (w, b) in words.iter_mut().zip(from.chunks_exact(8)) {
+                    *w = w.wrapping_add(i64::from_le_bytes(b.try_into().expect("8 bytes")));
+                }
+            });
         }
-        let expected = SUMS_HEADER_LEN + 8 * self.word_count();
-        if bytes.len() != expected {
-            return Err(format!("{} bytes, expected {expected}", bytes.len()));
-        }
-        let values = bytes[SUMS_HEADER_LEN..].chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-        self.words_mut().zip(values).for_each(|(w, v)| *w = v);
-        self.flights = flights;
-        Ok(())
-    }
-
-    /// Adds sums given as little-endian bytes in [`LightSums::to_bytes`]' order after its header,
-    /// cut into `pieces` anywhere between words, and `flights`: what [`LightSums::merge`] does with
-    /// sums read from bytes, without making them first. A length other than
-    /// [`LightSums::word_count`] words is an error, and then nothing is added.
-    pub fn add_bytes(&mut self, pieces: &[&[u8]], flights: u64) -> Result<(), String> {
-        let len: usize = pieces.iter().map(|p| p.len()).sum();
-        if len != 8 * self.word_count() || pieces.iter().any(|p| p.len() % 8 != 0) {
-            return Err(format!(
-                "{len} bytes of sums in pieces of {:?} bytes, expected {}",
-                pieces.iter().map(|p| p.len()).collect::<Vec<_>>(),
-                8 * self.word_count()
-            ));
-        }
-        let values = pieces.iter().flat_map(|p| p.chunks_exact(8)).map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-        self.words_mut().zip(values).for_each(|(w, v)| *w = w.wrapping_add(v));
-        self.flights += flights;
         Ok(())
     }
 }
@@ -215,6 +198,31 @@ impl LightSums {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sums_cut_into_slices_anywhere_add_up_to_the_whole() {
+        use super::super::volume::VolumeDesc;
+        let volume = VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [2, 1, 1] };
+        let fixed = Fixed::for_scene(1.0, 1.0);
+        let mut sums = LightSums::zeroed(5, true, VolumeAccumulator::new(volume, fixed));
+        let words = sums.word_count();
+        assert_eq!(words, 3 * 5 * 2 + 2 * 2 * BINS * 3);
+        for (i, w) in sums.word_arrays_mut().into_iter().flatten().enumerate() {
+            *w = (i as i64 - 40) * 0x1234_5678_9abc;
+        }
+        sums.flights = 9;
+        // Cuts inside each array and on the borders between them (30 words of maps, then cells).
+        for cuts in [vec![0, words], vec![0, 7, 15, 30, 31, 66, words], vec![0, 30, 30, 102, words]] {
+            let mut added = LightSums::zeroed(5, true, VolumeAccumulator::new(volume, fixed));
+            for w in cuts.windows(2) {
+                let bytes = sums.words_to_bytes(w[0]..w[1]);
+                assert_eq!(bytes.len(), 8 * (w[1] - w[0]));
+                added.add_words(w[0], &bytes).unwrap();
+            }
+            added.flights = sums.flights;
+            assert_eq!(added, sums, "cut at {cuts:?}");
+        }
+    }
 
     #[test]
     fn units_are_powers_of_two_that_fit_the_total_with_headroom() {

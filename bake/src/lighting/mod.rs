@@ -73,7 +73,7 @@ mod tests;
 #[cfg(test)]
 mod water_tests;
 
-pub use fixed::{LightSums, SUMS_HEADER_LEN};
+pub use fixed::LightSums;
 pub use lookup::{LightLookup, LOOKUP_LAYOUT};
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use scene::PreparedScene;

@@ -357,8 +357,8 @@ fn room_bits(baked: &BakedLighting, pos: &[[f32; 3]]) -> Vec<u32> {
 }
 
 /// Traces each phase as `n` parts in a scrambled order, each alone, storing and reading every
-/// part's sums as bytes (as shards do through the cache), then adds them up: read whole and
-/// merged, or added straight from the bytes cut into pieces (as shards add slices).
+/// part's sums as bytes (as shards do through the cache), then adds them up: read whole into
+/// zero sums and merged, or added straight from slices cut anywhere (as shards add slices).
 struct ScrambledParts(u32);
 
 impl PathParts for ScrambledParts {
@@ -367,15 +367,18 @@ impl PathParts for ScrambledParts {
         for k in (0..n).map(|j| (j * 5 + 3) % n) {
             let mut part = work.zeroed();
             work.trace(k, n, &mut part);
-            let bytes = part.to_bytes();
+            let words = part.word_count();
             if k % 2 == 0 {
                 let mut read = work.zeroed();
-                read.read_bytes(&bytes).map_err(LightingError::Parts)?;
+                read.add_words(0, &part.words_to_bytes(0..words)).map_err(LightingError::Parts)?;
+                read.flights = part.flights;
                 into.merge(&read);
             } else {
-                let sums = &bytes[SUMS_HEADER_LEN..];
-                let cut = 8 * (sums.len() / 8 / 3);
-                into.add_bytes(&[&sums[..cut], &[], &sums[cut..]], part.flights).map_err(LightingError::Parts)?;
+                let cut = words / 3;
+                for range in [0..cut, cut..cut, cut..words] {
+                    into.add_words(range.start, &part.words_to_bytes(range)).map_err(LightingError::Parts)?;
+                }
+                into.flights += part.flights;
             }
         }
         Ok(())
@@ -394,17 +397,14 @@ fn any_split_of_the_paths_into_parts_gives_the_same_bits() {
         assert_eq!(parts.stats().flights, whole.stats().flights, "{n} parts trace the same rays");
         assert!(room_bits(&parts, &pos) == bits, "{n} parts differ from one piece");
     }
-    // A part's bytes must be read into sums of the same shape, and intact.
+    // A part's bytes must be added to sums of the same shape, whole words within them.
     let zeroed = |vertices, lights| LightSums::zeroed(vertices, lights, VolumeAccumulator::new(volume, Fixed::for_scene(1.0, 1.0)));
     let mut small = zeroed(3, true);
-    let bytes = zeroed(4, true).to_bytes();
-    assert!(small.read_bytes(&bytes).unwrap_err().contains("4 vertices"));
-    let without_lights = zeroed(3, false).to_bytes();
-    assert!(small.read_bytes(&without_lights).is_err(), "sums without a direct-lights map are another shape");
-    assert!(small.read_bytes(&bytes[..40]).is_err());
+    let larger = zeroed(4, true);
     let before = small.clone();
-    assert!(small.add_bytes(&[&bytes[SUMS_HEADER_LEN..]], 1).is_err(), "sums of another shape are not added");
-    assert!(small.add_bytes(&[&[0; 3]], 1).is_err());
+    assert!(small.add_words(0, &larger.words_to_bytes(0..larger.word_count())).is_err(), "sums of another shape are not added");
+    assert!(small.add_words(0, &[0; 3]).is_err(), "bytes that are not whole words are not added");
+    assert!(small.add_words(small.word_count(), &[1; 8]).is_err(), "words past the end are not added");
     assert_eq!(small, before, "nothing is added from refused bytes");
 }
 

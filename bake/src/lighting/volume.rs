@@ -91,11 +91,7 @@ impl VolumeAccumulator {
     pub(crate) fn new(desc: VolumeDesc, fixed: Fixed) -> Self {
         let n = desc.dims.iter().product::<usize>();
         let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
-        let sums = [0, 1].map(|_| {
-            let mut s = crate::mem::huge_vec(n);
-            s.resize(n, [[0i64; 3]; BINS]);
-            s
-        });
+        let sums = [0, 1].map(|_| crate::mem::huge_zeroed([[0i64; 3]; BINS], n));
         VolumeAccumulator { desc, cell, fixed, sums }
     }
 
@@ -104,14 +100,16 @@ impl VolumeAccumulator {
         self.sums[0].len()
     }
 
-    /// Every sum, ambient cells then direct cells.
-    pub(crate) fn values(&self) -> impl Iterator<Item = &i64> {
-        self.sums.iter().flat_map(|class| class.iter().flatten().flatten())
+    /// Every sum as one flat array per class: ambient cells, then direct cells.
+    pub(crate) fn flat_sums(&self) -> [&[i64]; 2] {
+        let [ambient, direct] = &self.sums;
+        [ambient.as_flattened().as_flattened(), direct.as_flattened().as_flattened()]
     }
 
-    /// Every sum, in the order of [`VolumeAccumulator::values`].
-    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut i64> {
-        self.sums.iter_mut().flat_map(|class| class.iter_mut().flatten().flatten())
+    /// [`VolumeAccumulator::flat_sums`], to write.
+    pub(crate) fn flat_sums_mut(&mut self) -> [&mut [i64]; 2] {
+        let [ambient, direct] = &mut self.sums;
+        [ambient.as_flattened_mut().as_flattened_mut(), direct.as_flattened_mut().as_flattened_mut()]
     }
 
     /// Adds another accumulator's sums (same volume).

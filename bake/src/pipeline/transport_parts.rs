@@ -15,13 +15,15 @@
 //! claimed: if another process holds the claim, the shard waits for it and reads what it stored; if
 //! its holder died without storing it, the shard computes it (tracing the part) itself.
 
+use std::io::Write;
+
 use kiln_cache::store::Claim;
 use rayon::prelude::*;
 
 use super::failpoint;
 use super::role::BakeRole;
 use super::stage_cache::{StageCache, StageInputs, TryClaim, Waited};
-use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork, SUMS_HEADER_LEN};
+use crate::lighting::{LightSums, LightingError, PathParts, PhaseWork};
 
 /// zstd level of stored slices: sums of nearby vertices share their high bytes. Level 1 makes
 /// them as small as level 3 in about 60 % of its time, and a shard compresses its whole part
@@ -41,24 +43,27 @@ pub(super) struct CachedParts<'a> {
 }
 
 /// One slice of sums: the flights of the paths it sums (whole parts' flights), and one range of
-/// [`LightSums::to_bytes`]' sums (see [`slice_range`]), as little-endian bytes.
+/// [`LightSums::words_to_bytes`] (see [`slice_range`]).
 struct Slice {
     flights: u64,
     sums: Vec<u8>,
 }
 
-/// A stored slice: its flights (8 bytes, little-endian), then its sums as one zstd frame.
-fn encode_slice(flights: u64, sums: &[u8]) -> Result<Vec<u8>, LightingError> {
-    let frame = zstd::bulk::compress(sums, PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))?;
-    let mut out = Vec::with_capacity(8 + frame.len());
-    out.extend_from_slice(&flights.to_le_bytes());
-    out.extend_from_slice(&frame);
-    Ok(out)
+/// A stored slice: its flights (8 bytes, little-endian), then its sums as one zstd frame. The
+/// sums come in `pieces`, each compressed as it is made, so that no raw copy of a whole slice is
+/// held (a part's slices are encoded side by side).
+fn encode_slice<P: AsRef<[u8]>>(flights: u64, pieces: impl Iterator<Item = P>) -> Result<Vec<u8>, LightingError> {
+    let failed = |e: std::io::Error| LightingError::Parts(format!("compressing: {e}"));
+    let mut encoder = zstd::stream::Encoder::new(flights.to_le_bytes().to_vec(), PART_COMPRESSION).map_err(failed)?;
+    for piece in pieces {
+        encoder.write_all(piece.as_ref()).map_err(failed)?;
+    }
+    encoder.finish().map_err(failed)
 }
 
 impl Slice {
     fn to_bytes(&self) -> Result<Vec<u8>, LightingError> {
-        encode_slice(self.flights, &self.sums)
+        encode_slice(self.flights, std::iter::once(&self.sums))
     }
 
     fn from_bytes(bytes: &[u8], words: usize) -> Result<Slice, String> {
@@ -84,6 +89,52 @@ impl Slice {
 fn slice_range(words: usize, j: u32, n: u32) -> std::ops::Range<usize> {
     let at = |j: u32| (words as u128 * j as u128 / n as u128) as usize;
     at(j)..at(j + 1)
+}
+
+/// Words of sums made into bytes at a time for compression (1 MiB).
+const PIECE_WORDS: usize = 1 << 17;
+
+/// Words of [`Parked`] sums compressed as one frame (8 MiB of sums), so that they are
+/// compressed on every thread.
+const PARKED_WORDS: usize = 1 << 20;
+
+/// What earlier phases left in a shard's sums (the pilot's, in the main phase; zero in the
+/// first), compressed in memory while the shard traces its part of the phase: the part's sums
+/// beside the whole sums of an earlier phase were a shard's peak. Never stored.
+struct Parked {
+    flights: u64,
+    /// Each frame with its first word.
+    frames: Vec<(usize, Vec<u8>)>,
+}
+
+impl Parked {
+    /// Compresses `sums` and leaves zero sums of the same shape in their place (zero sums take
+    /// memory only where they are written).
+    fn park(sums: &mut LightSums, work: &PhaseWork) -> Result<Parked, LightingError> {
+        let words = sums.word_count();
+        let starts: Vec<usize> = (0..words).step_by(PARKED_WORDS).collect();
+        let frames = starts
+            .into_par_iter()
+            .map(|start| {
+                let raw = sums.words_to_bytes(start..(start + PARKED_WORDS).min(words));
+                let frame = zstd::bulk::compress(&raw, PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))?;
+                Ok((start, frame))
+            })
+            .collect::<Result<_, LightingError>>()?;
+        let flights = sums.flights;
+        *sums = work.zeroed();
+        Ok(Parked { flights, frames })
+    }
+
+    /// Adds the parked sums back to `sums`.
+    fn add_to(self, sums: &mut LightSums) -> Result<(), LightingError> {
+        for (start, frame) in self.frames {
+            let raw = zstd::bulk::decompress(&frame, 8 * PARKED_WORDS).map_err(|e| LightingError::Parts(format!("decompressing: {e}")))?;
+            sums.add_words(start, &raw).map_err(LightingError::Parts)?;
+        }
+        sums.flights += self.flights;
+        Ok(())
+    }
 }
 
 impl CachedParts<'_> {
@@ -124,21 +175,21 @@ impl CachedParts<'_> {
         let mut part = work.zeroed();
         work.trace(k, n, &mut part);
         let flights = part.flights;
-        let bytes = part.to_bytes();
-        drop(part);
-        let sums = &bytes[SUMS_HEADER_LEN..];
-        let of = |j: u32| {
-            let r = slice_range(words, j, n);
-            &sums[8 * r.start..8 * r.end]
+        // A piece at a time: the part's bytes whole would be another copy of its sums beside it.
+        let pieces = |j: u32| {
+            let (r, part) = (slice_range(words, j, n), &part);
+            (r.start..r.end).step_by(PIECE_WORDS).map(move |at| part.words_to_bytes(at..(at + PIECE_WORDS).min(r.end)))
         };
-        let stored: Vec<Vec<u8>> = (0..n).into_par_iter().map(|j| encode_slice(flights, of(j))).collect::<Result<_, _>>()?;
+        let stored: Vec<Vec<u8>> = (0..n).into_par_iter().map(|j| encode_slice(flights, pieces(j))).collect::<Result<_, _>>()?;
+        let wanted = part.words_to_bytes(slice_range(words, want, n));
+        drop(part);
         for (j, s) in stored.iter().enumerate() {
             self.cache.computed(&format!("{} part {k}/{n} slice {j}", work.phase.name()), &self.slice_key(work, k, j as u32, n), s);
         }
         if let Some(point) = self.role.failpoint("transport-part") {
             failpoint::hit(&point);
         }
-        Ok(Slice { flights, sums: of(want).to_vec() })
+        Ok(Slice { flights, sums: wanted })
     }
 
     /// Traces part `k` unless it is stored or another process is tracing it.
@@ -197,17 +248,19 @@ impl PathParts for CachedParts<'_> {
     fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
         let (index, n) = self.split();
         let words = into.word_count();
+        let parked = Parked::park(into, work)?;
         self.trace_unless_held(work, index, n, words)?;
-        // This shard's own slice total first, while the others add up theirs.
-        let mut totals: Vec<Option<Slice>> = (0..n).map(|_| None).collect();
+        // This shard's own slice total first, while the others add up theirs; each total is
+        // added as it comes and then let go.
+        let mut flights = 0;
         for j in self.role.rotate(&(0..n).collect::<Vec<_>>()) {
-            totals[j as usize] = Some(self.total(work, j, n, words)?);
+            let total = self.total(work, j, n, words)?;
+            into.add_words(slice_range(words, j, n).start, &total.sums).map_err(|e| LightingError::Parts(format!("adding up slice {j}: {e}")))?;
+            // Every slice carries the flights of every part.
+            flights = total.flights;
         }
-        let totals: Vec<Slice> = totals.into_iter().map(|t| t.expect("every slice")).collect();
-        // Every slice carries the flights of every part.
-        let pieces: Vec<&[u8]> = totals.iter().map(|t| t.sums.as_slice()).collect();
-        into.add_bytes(&pieces, totals[0].flights).map_err(|e| LightingError::Parts(format!("adding up the slices: {e}")))?;
-        Ok(())
+        into.flights += flights;
+        parked.add_to(into)
     }
 }
 
