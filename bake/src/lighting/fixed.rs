@@ -153,8 +153,9 @@ impl LightSums {
         [self.ambient.as_flattened_mut(), self.lights.as_flattened_mut(), ambient_cells, direct_cells]
     }
 
-    /// Words `range` of the sums (see [`LightSums::word_arrays`] for their order) as
-    /// little-endian bytes: how a part's sums travel between processes, a slice at a time.
+    /// Words `range` (within [`LightSums::word_count`]) of the sums, in the order of the ambient
+    /// map, the direct-lights map (if any) and the volume's two classes, as little-endian bytes:
+    /// how a part's sums travel between processes, a slice at a time.
     pub fn words_to_bytes(&self, range: std::ops::Range<usize>) -> Vec<u8> {
         let mut out = Vec::with_capacity(8 * range.len());
         let mut at = 0;

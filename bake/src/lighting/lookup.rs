@@ -174,7 +174,7 @@ impl LightLookup {
     }
 }
 
-/// Version of [`LightLookup::write`]'s layout, for the keys of stored lookups.
+/// Version of the layout of a stored lookup (`LightLookup::write`'s little-endian form), for its keys.
 pub const LOOKUP_LAYOUT: u32 = 2;
 
 impl LightLookup {
