@@ -250,7 +250,7 @@ impl LightLookup {
                 "a volume of {dims:?} cells with {} ambient, {} direct and {} air entries",
                 volume.ambient.len(),
                 volume.direct.len(),
-                cells
+                volume.air.len()
             ));
         }
         let grid = VertexGrid::new(&pos, lookup_radius);
