@@ -10,7 +10,7 @@
 use glam::Vec3A;
 use rayon::prelude::*;
 
-use super::surface::{Surface, VertexGrid};
+use super::surface::{MeshFilter, Surface, VertexGrid};
 use super::{BakeStats, Irradiance, IrradianceVolume, LightingError};
 use crate::le::{LeReader, LeWriter};
 
@@ -52,7 +52,7 @@ impl LightLookup {
         volume: IrradianceVolume,
         stats: BakeStats,
     ) -> LightLookup {
-        let Surface { weld, pos, normal, .. } = surface;
+        let Surface { weld, pos, filter: MeshFilter { normal, .. }, .. } = surface;
         LightLookup { weld, pos, normal, ambient, lights, grid, lookup_radius, volume, stats }
     }
 

@@ -54,6 +54,7 @@
 
 mod fixed;
 mod lookup;
+mod parked;
 mod parts;
 mod qmc;
 mod rng;
@@ -84,6 +85,7 @@ pub use water::{WaterMedium, WaterMediumError};
 use crate::rays::{BuildError, Bvh, Cull, Ray};
 use fixed::Fixed;
 use glam::Vec3A;
+use parked::ParkedSums;
 use rayon::prelude::*;
 use surface::VertexGrid;
 use transport::Scene;
@@ -409,21 +411,24 @@ fn bake_prepared_full<T>(
     // light goes; the rest follow a weight window built from it. Both shares carry the same
     // per-photon power, so together they are one unbiased estimate.
     let has_lights = sources.iter().any(|s| s.class == sources::Class::Light);
-    let zeroed = || LightSums::zeroed(surface.pos.len(), has_lights, VolumeAccumulator::new(*volume, fixed));
+    let zeroed = || LightSums::zeroed(surface.vertices, has_lights, VolumeAccumulator::new(*volume, fixed));
     let divisor = if continuation == Continuation::WeightWindow { PILOT_DIVISOR } else { 1 };
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
     let trace_phase = |ranges: &[(u64, u64)], importance: Option<&transport::Importance>, k: u32, n: u32, into: &mut LightSums| {
         let part: Vec<(u64, u64)> = ranges.iter().map(|&(a, b)| (part_of(a, b, k, n), part_of(a, b, k + 1, n))).collect();
         transport::trace_all(&scene, importance, &sources, &counts, &part, into);
     };
-    let mut sums = zeroed();
     let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&pilot, None, k, n, into), zeroed: &zeroed };
-    parts.sums(&work, &mut sums)?;
+    let mut sums = parts.sums(&work)?;
     if divisor > 1 {
-        let importance = transport::Importance::from_brightness(&surface.luminance(sums.luminance(&fixed), spec.smoothing));
+        // The pilot's sums wait compressed while its brightness is filtered and the rest traced.
+        let luminance = sums.luminance(&fixed);
+        let pilot_sums = ParkedSums::park(sums)?;
+        let importance = transport::Importance::from_brightness(&surface.filter()?.luminance(luminance, spec.smoothing));
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
         let work = PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&rest, Some(&importance), k, n, into), zeroed: &zeroed };
-        parts.sums(&work, &mut sums)?;
+        sums = parts.sums(&work)?;
+        pilot_sums.add_to(&mut sums)?;
     }
     // This is where the stage peaks: what is no longer read goes before the next buffers are
     // made. The volume is finished (its exact sums freed) while the tracer it needs is held;
@@ -433,11 +438,12 @@ fn bake_prepared_full<T>(
     drop(corner_weld);
     let volume = accumulator.finish(&bvh, lit_triangles as u32, hi.z, eps);
     let tracer = keep_tracer(bvh);
+    let surface = surface.unpark()?;
     // One map at a time: the filter's buffers then hold three channels and the area.
     let filtered = |exact: Vec<[i64; 3]>| {
         let power = fixed::power_values(&exact, &fixed);
         drop(exact);
-        surface.irradiance(power, spec.smoothing)
+        surface.filter.irradiance(power, spec.smoothing)
     };
     let ambient = filtered(ambient);
     let lights = (!lights.is_empty()).then(|| filtered(lights));

@@ -47,16 +47,17 @@ impl PhaseWork<'_> {
 /// Where each phase's sums come from: traced here in one piece ([`AllPathsHere`]), or put
 /// together from parts that several processes trace (the pipeline's sharded bakes).
 pub trait PathParts: Sync {
-    /// Adds the sums of every path of `work`'s phase to `into`.
-    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError>;
+    /// The sums of every path of `work`'s phase.
+    fn sums(&self, work: &PhaseWork) -> Result<LightSums, LightingError>;
 }
 
 /// Every path traced in this process, in one piece.
 pub struct AllPathsHere;
 
 impl PathParts for AllPathsHere {
-    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
-        work.trace(0, 1, into);
-        Ok(())
+    fn sums(&self, work: &PhaseWork) -> Result<LightSums, LightingError> {
+        let mut sums = work.zeroed();
+        work.trace(0, 1, &mut sums);
+        Ok(sums)
     }
 }

@@ -1,13 +1,15 @@
 //! The scene as light transport reads it, prepared from a [`SceneMesh`]: the BVH over the lit
-//! triangles and the occluders, the welded surface that receives deposits, and the welded corners
-//! of every BVH slot. It owns all it needs, so that a caller holding the mesh in buffers of its
-//! own (the bake's level-0 tiles, hundreds of megabytes in a large world) can free them before
-//! the paths are traced.
+//! triangles and the occluders, the welded surface that receives deposits (parked: compressed
+//! until the filter reads it, as tracing never does), and the welded corners of every BVH slot.
+//! It owns all it needs, so that a caller holding the mesh in buffers of its own (the bake's
+//! level-0 tiles, hundreds of megabytes in a large world) can free them before the paths are
+//! traced.
 
 use std::borrow::Cow;
 
 use rayon::prelude::*;
 
+use super::parked::ParkedSurface;
 use super::surface::Surface;
 use super::{LightingError, SceneMesh};
 use crate::mem;
@@ -16,7 +18,7 @@ use crate::rays::{Bvh, IndexedMesh};
 /// A [`SceneMesh`] made ready for light transport (see the module's text).
 pub struct PreparedScene {
     pub(crate) bvh: Bvh,
-    pub(crate) surface: Surface,
+    pub(crate) surface: ParkedSurface,
     /// The welded vertex of each of the BVH's vertices (`Bvh::slot_corner_ids` numbers them),
     /// where deposits land; occluders' vertices, which receive nothing, hold 0.
     pub(crate) corner_weld: Vec<u32>,
@@ -54,12 +56,14 @@ impl PreparedScene {
         };
         // One after the other: built side by side, the surface's adjacency (before it gives back
         // its spare slots) and the BVH's build arrays were live at once, the bake's peak with many
-        // threads (the surface, mostly one thread's work, no longer hides beside the build).
-        let surface = Surface::new(mesh.positions, mesh.indices);
+        // threads (the surface, mostly one thread's work, no longer hides beside the build). The
+        // surface is parked before the BVH is built, the peak of a large world's shard.
+        let surface = ParkedSurface::park(Surface::new(mesh.positions, mesh.indices))?;
         let (bvh, sources) = Bvh::build_meshes_numbered(&meshes, &clusters)?;
         let lit_vertices = mesh.positions.len();
+        let weld = surface.weld()?;
         let mut corner_weld: Vec<u32> = mem::huge_vec(sources.len());
-        corner_weld.par_extend(sources.par_iter().map(|&s| if (s as usize) < lit_vertices { surface.weld[s as usize] } else { 0 }));
+        corner_weld.par_extend(sources.par_iter().map(|&s| if (s as usize) < lit_vertices { weld[s as usize] } else { 0 }));
         Ok(PreparedScene {
             bvh,
             surface,

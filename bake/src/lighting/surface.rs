@@ -18,15 +18,13 @@ use rayon::prelude::*;
 
 use super::fixed::Fixed;
 
-/// The welded mesh with its adjacency and deposit accumulators.
+/// The welded mesh: where deposits land, and the filter over its connectivity.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 pub(crate) struct Surface {
     /// Input vertex → welded vertex.
     pub(crate) weld: Vec<u32>,
     pub(crate) pos: Vec<Vec3A>,
-    pub(crate) normal: Vec<Vec3A>,
-    area: Vec<f32>,
-    adj_start: Vec<u32>,
-    adj: Vec<u32>,
+    pub(crate) filter: MeshFilter,
     /// Total area of all triangles.
     pub(crate) total_area: f64,
     pub(crate) mean_edge: f32,
@@ -36,9 +34,53 @@ impl Surface {
     pub(crate) fn new(positions: &[[f32; 3]], indices: &[u32]) -> Surface {
         let super::surface_build::Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge } =
             super::surface_build::build(positions, indices);
-        Surface { weld, pos, normal, area, adj_start, adj, total_area, mean_edge }
+        Surface { weld, pos, filter: MeshFilter { normal, area, adj_start, adj }, total_area, mean_edge }
     }
 
+    /// Adds the deposits of every part to the ambient map (`maps[0]`, deposits of map 0) and the
+    /// direct-lights map (`maps[1]`, map 1; empty in a scene without static lights), in fixed
+    /// units (exact in any order). Each part's deposit corners are first listed by the vertex
+    /// range they fall in, in parallel over parts; then each range is filled from its lists
+    /// alone, in parallel over ranges, so the work does not grow with the thread count.
+    pub(crate) fn apply(maps: [&mut [[i64; 3]]; 2], parts: &[&[Deposit]], fixed: &Fixed) {
+        let range_len = maps[0].len().div_ceil(RANGES).max(1);
+        let lists: Vec<CornerLists> = parts.par_iter().map(|part| CornerLists::of(part, range_len)).collect();
+        for (map, sums) in maps.into_iter().enumerate() {
+            sums.par_chunks_mut(range_len).enumerate().for_each(|(r, power)| {
+                for (part, list) in parts.iter().zip(&lists) {
+                    for &corner in list.range(r) {
+                        let (d, k) = (&part[corner as usize / 3], corner as usize % 3);
+                        if d.map as usize != map {
+                            continue;
+                        }
+                        let Some(acc) = (d.verts[k] as usize).checked_sub(r * range_len).and_then(|v| power.get_mut(v)) else { continue };
+                        for (acc, p) in acc.iter_mut().zip(d.power) {
+                            *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    /// Bytes of its arrays.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        let f = &self.filter;
+        4 * (self.weld.len() + f.area.len() + f.adj_start.len() + f.adj.len()) + 16 * (self.pos.len() + f.normal.len())
+    }
+}
+
+/// The welded mesh's smoothing filter: each vertex's normal and area, and its edge neighbours.
+#[cfg_attr(test, derive(Debug, PartialEq))]
+pub(crate) struct MeshFilter {
+    pub(crate) normal: Vec<Vec3A>,
+    pub(crate) area: Vec<f32>,
+    pub(crate) adj_start: Vec<u32>,
+    pub(crate) adj: Vec<u32>,
+}
+
+impl MeshFilter {
     /// Runs the filter over `power` (one map's RGB per welded vertex) and returns the irradiance
     /// per welded vertex. Takes `power` so that it is freed before the filter's buffers are made.
     /// The filter treats every channel alike and apart, so filtering one map at a time gives the
@@ -70,24 +112,20 @@ impl Surface {
         if iterations == 0 {
             return cur;
         }
-        // Edge weights only depend on the normals: compute them once.
-        let weights: Vec<f32> = (0..self.pos.len())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                let n = self.normal[i];
-                self.neighbours(i).iter().map(move |&j| {
-                    let c = n.dot(self.normal[j as usize]).max(0.0);
-                    c * c
-                })
-            })
-            .collect();
+        // Edge weights are made as they are read: stored, they took 4 bytes per edge (six per
+        // vertex), more than the values filtered, at the peak of a large world's bake.
+        let weight = |n: Vec3A, j: u32| {
+            let c = n.dot(self.normal[j as usize]).max(0.0);
+            c * c
+        };
         let mut next = cur.clone();
         for _ in 0..iterations {
             next.par_iter_mut().enumerate().for_each(|(i, out)| {
-                let range = self.adj_start[i] as usize..self.adj_start[i + 1] as usize;
+                let n = self.normal[i];
                 let mut acc = cur[i];
                 let mut wsum = 1.0f32;
-                for (&j, &w) in self.adj[range.clone()].iter().zip(&weights[range]) {
+                for &j in self.neighbours(i) {
+                    let w = weight(n, j);
                     let x = &cur[j as usize];
                     for c in 0..N {
                         acc[c] += w * x[c];
@@ -104,32 +142,6 @@ impl Surface {
 
     fn neighbours(&self, i: usize) -> &[u32] {
         &self.adj[self.adj_start[i] as usize..self.adj_start[i + 1] as usize]
-    }
-
-    /// Adds the deposits of every part to the ambient map (`maps[0]`, deposits of map 0) and the
-    /// direct-lights map (`maps[1]`, map 1; empty in a scene without static lights), in fixed
-    /// units (exact in any order). Each part's deposit corners are first listed by the vertex
-    /// range they fall in, in parallel over parts; then each range is filled from its lists
-    /// alone, in parallel over ranges, so the work does not grow with the thread count.
-    pub(crate) fn apply(maps: [&mut [[i64; 3]]; 2], parts: &[&[Deposit]], fixed: &Fixed) {
-        let range_len = maps[0].len().div_ceil(RANGES).max(1);
-        let lists: Vec<CornerLists> = parts.par_iter().map(|part| CornerLists::of(part, range_len)).collect();
-        for (map, sums) in maps.into_iter().enumerate() {
-            sums.par_chunks_mut(range_len).enumerate().for_each(|(r, power)| {
-                for (part, list) in parts.iter().zip(&lists) {
-                    for &corner in list.range(r) {
-                        let (d, k) = (&part[corner as usize / 3], corner as usize % 3);
-                        if d.map as usize != map {
-                            continue;
-                        }
-                        let Some(acc) = (d.verts[k] as usize).checked_sub(r * range_len).and_then(|v| power.get_mut(v)) else { continue };
-                        for (acc, p) in acc.iter_mut().zip(d.power) {
-                            *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
-                        }
-                    }
-                }
-            });
-        }
     }
 }
 
@@ -315,8 +327,8 @@ mod tests {
         let (pos, idx) = strip(12);
         let s = Surface::new(&pos, &idx);
         for expected in [[2.0, 3.0, 4.0], [0.5, 0.0, 1.0]] {
-            let power: Vec<[f32; 3]> = s.area.iter().map(|&a| expected.map(|e| e * a)).collect();
-            for irradiance in s.irradiance(power, 7) {
+            let power: Vec<[f32; 3]> = s.filter.area.iter().map(|&a| expected.map(|e| e * a)).collect();
+            for irradiance in s.filter.irradiance(power, 7) {
                 for (x, e) in irradiance.iter().zip(expected) {
                     assert!((x - e).abs() < 1e-5 * e.max(1.0), "{x} vs {e}");
                 }
@@ -330,7 +342,7 @@ mod tests {
         let s = Surface::new(&pos, &idx);
         let mut power = vec![[0.0; 3]; s.pos.len()];
         power[0] = [1.0, 1.0, 1.0];
-        let e = s.irradiance(power, 10);
+        let e = s.filter.irradiance(power, 10);
         // Vertex 2i sits i quads along the strip, at graph distance i from vertex 0 (vertices 2i
         // and 2i+1 are linked diagonally, so the far side of a quad is no further away).
         for i in 0..=40 {
@@ -339,7 +351,7 @@ mod tests {
         }
         // Total power is conserved up to the filter's normalisation: the filtered field stays
         // within the raw range.
-        assert!(e.iter().all(|x| x[0] <= 1.0 / s.area[0] + 1e-4));
+        assert!(e.iter().all(|x| x[0] <= 1.0 / s.filter.area[0] + 1e-4));
     }
 
     #[test]

@@ -362,8 +362,10 @@ fn room_bits(baked: &BakedLighting, pos: &[[f32; 3]]) -> Vec<u32> {
 struct ScrambledParts(u32);
 
 impl PathParts for ScrambledParts {
-    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
+    fn sums(&self, work: &PhaseWork) -> Result<LightSums, LightingError> {
         let n = self.0;
+        let mut sums = work.zeroed();
+        let into = &mut sums;
         for k in (0..n).map(|j| (j * 5 + 3) % n) {
             let mut part = work.zeroed();
             work.trace(k, n, &mut part);
@@ -381,7 +383,7 @@ impl PathParts for ScrambledParts {
                 into.flights += part.flights;
             }
         }
-        Ok(())
+        Ok(sums)
     }
 }
 

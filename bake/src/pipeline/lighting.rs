@@ -246,6 +246,8 @@ impl WorldProduct for TransportProduct {
             // steps.
             ctx.release_stored_values();
             let (scene, firsts) = prepare_scene(ids.iter().copied().zip(meshes).collect(), &occluders).map_err(failed)?;
+            // The scene holds what it needs of them (the trees' crowns: millions of triangles).
+            drop(occluders);
             let occluder_triangles = scene.occluder_triangles();
             let desc = volume_desc(&plan.tiling);
             let lookup = bake_lookup_in_parts(scene, (desc.min, desc.max), &desc, &spec.lighting, seed, water.as_ref(), parts)

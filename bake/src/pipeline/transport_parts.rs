@@ -94,49 +94,6 @@ fn slice_range(words: usize, j: u32, n: u32) -> std::ops::Range<usize> {
 /// Words of sums made into bytes at a time for compression (1 MiB).
 const PIECE_WORDS: usize = 1 << 17;
 
-/// Words of [`Parked`] sums compressed as one frame (8 MiB of sums), so that they are
-/// compressed on every thread.
-const PARKED_WORDS: usize = 1 << 20;
-
-/// What earlier phases left in a shard's sums (the pilot's, in the main phase; zero in the
-/// first), compressed in memory while the shard traces its part of the phase: the part's sums
-/// beside the whole sums of an earlier phase were a shard's peak. Never stored.
-struct Parked {
-    flights: u64,
-    /// Each frame with its first word.
-    frames: Vec<(usize, Vec<u8>)>,
-}
-
-impl Parked {
-    /// Compresses `sums` and leaves zero sums of the same shape in their place (zero sums take
-    /// memory only where they are written).
-    fn park(sums: &mut LightSums, work: &PhaseWork) -> Result<Parked, LightingError> {
-        let words = sums.word_count();
-        let starts: Vec<usize> = (0..words).step_by(PARKED_WORDS).collect();
-        let frames = starts
-            .into_par_iter()
-            .map(|start| {
-                let raw = sums.words_to_bytes(start..(start + PARKED_WORDS).min(words));
-                let frame = zstd::bulk::compress(&raw, PART_COMPRESSION).map_err(|e| LightingError::Parts(format!("compressing: {e}")))?;
-                Ok((start, frame))
-            })
-            .collect::<Result<_, LightingError>>()?;
-        let flights = sums.flights;
-        *sums = work.zeroed();
-        Ok(Parked { flights, frames })
-    }
-
-    /// Adds the parked sums back to `sums`.
-    fn add_to(self, sums: &mut LightSums) -> Result<(), LightingError> {
-        for (start, frame) in self.frames {
-            let raw = zstd::bulk::decompress(&frame, 8 * PARKED_WORDS).map_err(|e| LightingError::Parts(format!("decompressing: {e}")))?;
-            sums.add_words(start, &raw).map_err(LightingError::Parts)?;
-        }
-        sums.flights += self.flights;
-        Ok(())
-    }
-}
-
 impl CachedParts<'_> {
     fn split(&self) -> (u32, u32) {
         match self.role {
@@ -170,8 +127,8 @@ impl CachedParts<'_> {
     }
 
     /// Traces part `k` and stores its slices (the last one last, so that a stored last slice means
-    /// a whole part); returns slice `want`.
-    fn trace(&self, work: &PhaseWork, k: u32, n: u32, words: usize, want: u32) -> Result<Slice, LightingError> {
+    /// a whole part); returns what `keep` takes of the part's sums before they are let go.
+    fn trace<T>(&self, work: &PhaseWork, k: u32, n: u32, words: usize, keep: impl FnOnce(&LightSums) -> T) -> Result<T, LightingError> {
         let mut part = work.zeroed();
         work.trace(k, n, &mut part);
         let flights = part.flights;
@@ -180,16 +137,19 @@ impl CachedParts<'_> {
             let (r, part) = (slice_range(words, j, n), &part);
             (r.start..r.end).step_by(PIECE_WORDS).map(move |at| part.words_to_bytes(at..(at + PIECE_WORDS).min(r.end)))
         };
-        let stored: Vec<Vec<u8>> = (0..n).into_par_iter().map(|j| encode_slice(flights, pieces(j))).collect::<Result<_, _>>()?;
-        let wanted = part.words_to_bytes(slice_range(words, want, n));
+        // Each slice is stored as soon as it is encoded, but the last, which is stored last.
+        let store = |j: u32, bytes: &[u8]| {
+            self.cache.computed(&format!("{} part {k}/{n} slice {j}", work.phase.name()), &self.slice_key(work, k, j, n), bytes)
+        };
+        (0..n - 1).into_par_iter().try_for_each(|j| encode_slice(flights, pieces(j)).map(|bytes| store(j, &bytes)))?;
+        let last = encode_slice(flights, pieces(n - 1))?;
+        let kept = keep(&part);
         drop(part);
-        for (j, s) in stored.iter().enumerate() {
-            self.cache.computed(&format!("{} part {k}/{n} slice {j}", work.phase.name()), &self.slice_key(work, k, j as u32, n), s);
-        }
+        store(n - 1, &last);
         if let Some(point) = self.role.failpoint("transport-part") {
             failpoint::hit(&point);
         }
-        Ok(Slice { flights, sums: wanted })
+        Ok(kept)
     }
 
     /// Traces part `k` unless it is stored or another process is tracing it.
@@ -199,7 +159,7 @@ impl CachedParts<'_> {
         }
         if let TryClaim::Taken(claim) = self.cache.try_claim(&self.part_key(work, k, n)) {
             if !self.cache.contains(&self.slice_key(work, k, n - 1, n)) {
-                self.trace(work, k, n, words, 0)?;
+                self.trace(work, k, n, words, |_| ())?;
             }
             drop(claim);
         }
@@ -218,7 +178,7 @@ impl CachedParts<'_> {
             Waited::Read(s) => return Ok(s),
             Waited::Claimed(claim) => claim,
         };
-        let s = self.trace(work, k, n, words, j)?;
+        let s = self.trace(work, k, n, words, |part| Slice { flights: part.flights, sums: part.words_to_bytes(slice_range(words, j, n)) })?;
         drop(claim);
         Ok(s)
     }
@@ -245,10 +205,10 @@ impl CachedParts<'_> {
 }
 
 impl PathParts for CachedParts<'_> {
-    fn sums(&self, work: &PhaseWork, into: &mut LightSums) -> Result<(), LightingError> {
+    fn sums(&self, work: &PhaseWork) -> Result<LightSums, LightingError> {
         let (index, n) = self.split();
+        let mut into = work.zeroed();
         let words = into.word_count();
-        let parked = Parked::park(into, work)?;
         self.trace_unless_held(work, index, n, words)?;
         // This shard's own slice total first, while the others add up theirs; each total is
         // added as it comes and then let go.
@@ -260,7 +220,7 @@ impl PathParts for CachedParts<'_> {
             flights = total.flights;
         }
         into.flights += flights;
-        parked.add_to(into)
+        Ok(into)
     }
 }
 
