@@ -152,6 +152,9 @@ impl Bvh {
             },
         );
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
+        // The build tree and the leaf tables go before the vertices are numbered, which is where a
+        // large world's build peaks.
+        drop((tree, leaves, first_block, ids));
         let (positions, sources) = number_vertices_by_first_use(&mut blocks, meshes, &first_vertex, vertex_base);
         Ok((Bvh { nodes, blocks, positions, tri_count, root, lo, hi }, sources))
     }
