@@ -98,6 +98,15 @@ pub enum BakeError {
     /// An assembling bake (`--assemble`) found an item missing from the cache; it computes nothing.
     #[error("{0}")]
     Incomplete(String),
+    /// A shard could not store all it computed (a full disk, an unwritable bucket): its work is
+    /// what it stores, so it fails rather than report a bake the assembly would not find.
+    #[error("{count} item(s) of this shard could not be stored in the cache (the first, {first}); free room in the cache and run the shard again: what it stored is kept")]
+    Unstored {
+        /// How many items failed to store.
+        count: usize,
+        /// The first failure: its item and the store's error (which names the file).
+        first: String,
+    },
 }
 
 impl BakeError {

@@ -219,6 +219,9 @@ fn bake_shard(world: &World, opts: &BakeOptions, role: BakeRole, progress: &dyn 
     // A shard's packs go to the cache only.
     let tiles = engine.packs_into(&own, &|_| Ok(()))?;
     engine.shared_packs_into(&mut |_, _| Ok(()))?;
+    if let Some((count, first)) = cache.unstored() {
+        return Err(BakeError::Unstored { count, first });
+    }
     let dims = world.dims();
     Ok(BakeReport {
         out_dir: opts.out_root.join(&world.spec.name),

@@ -98,6 +98,8 @@ pub struct StageCache {
     read_backs: std::sync::atomic::AtomicUsize,
     notes: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
+    /// Items whose store failed: how many, and the first failure.
+    unstored: Mutex<(usize, Option<String>)>,
     /// Seconds spent in [`StageCache::claim`] per stage, summed over threads.
     waits: Mutex<BTreeMap<&'static str, f64>>,
 }
@@ -114,6 +116,7 @@ impl StageCache {
             read_backs: Default::default(),
             notes: Mutex::default(),
             warnings: Mutex::default(),
+            unstored: Mutex::default(),
             waits: Mutex::default(),
         }
     }
@@ -205,6 +208,9 @@ impl StageCache {
             self.notes.lock().expect("notes lock").push(format!("{} {item}: {why}", inputs.stage));
         }
         if let Err(e) = store.put(inputs.key(), payload) {
+            let mut unstored = self.unstored.lock().expect("unstored lock");
+            unstored.0 += 1;
+            unstored.1.get_or_insert_with(|| format!("{item}: {e}"));
             self.warn(format!("{e} (continuing without caching it)"));
         }
         if self.explain {
@@ -294,6 +300,13 @@ impl StageCache {
         n
     }
 
+    /// How many computed items could not be stored, and the first failure (its item and error).
+    /// A bake goes on without them; a shard, whose work is what it stores, must fail.
+    pub fn unstored(&self) -> Option<(usize, String)> {
+        let unstored = self.unstored.lock().expect("unstored lock");
+        unstored.1.clone().map(|first| (unstored.0, first))
+    }
+
     /// Problems with the cache itself (each reported once); the bake went on without it.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = self.warnings.lock().expect("warning lock").clone();
@@ -329,6 +342,26 @@ mod tests {
         let waits = waiter.waits();
         assert!(waits["transport sum"] >= 0.2, "waited for the holder: {waits:?}");
         assert_eq!(waits.len(), 1, "{waits:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn items_that_could_not_be_stored_are_counted_with_the_first_failure() {
+        let dir = std::env::temp_dir().join(format!("kiln-stage-cache-unstored-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cache = StageCache::new(Some(Store::open(&dir).expect("a store")), "unstored", false);
+        let item = |n: u128| StageInputs::new("transport part", 1).with("part", n);
+        cache.computed("part 0", &item(0), b"stored");
+        assert_eq!(cache.unstored(), None);
+        // The store's objects become a file: every later put fails, as on a full disk.
+        std::fs::remove_dir_all(dir.join("objects")).unwrap();
+        std::fs::write(dir.join("objects"), b"").unwrap();
+        cache.computed("part 1", &item(1), b"lost");
+        cache.computed("part 2", &item(2), b"lost too");
+        let (count, first) = cache.unstored().expect("two failures");
+        assert_eq!(count, 2);
+        assert!(first.starts_with("part 1: ") && first.contains("objects"), "{first}");
+        assert_eq!(cache.tallies()["transport part"].computed, 3, "still counted as computed");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
