@@ -97,7 +97,7 @@ impl MeshFilter {
             .collect()
     }
 
-    /// [`Surface::irradiance`] of the luminance of every map's power (`luminance`), filtering
+    /// [`MeshFilter::irradiance`] of the luminance of every map's power (`luminance`), filtering
     /// only that and the area (the filter is linear, so this is the same value for a third of
     /// the work).
     pub(crate) fn luminance(&self, luminance: Vec<f32>, iterations: u32) -> Vec<f32> {
