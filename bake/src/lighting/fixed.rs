@@ -8,7 +8,8 @@
 //! paths carries about 2^20 units, one of a bake with 10^10 paths still about 2^10, and the
 //! rounding (to the nearest unit, once per deposit) is far below the photon-count noise.
 
-use super::volume::{VolumeAccumulator, BINS};
+use super::volume::VolumeAccumulator;
+use super::words::SplitWords;
 
 /// The sources' total power (per channel, summed over sources) maps to at most 2^44 units.
 const TOTAL_BITS: i32 = 44;
@@ -82,55 +83,52 @@ pub(crate) fn round(x: f32) -> i64 {
 
 /// What light transport adds up: power per welded vertex (the ambient map's RGB and, in a scene
 /// with static lights, the direct-lights map's), the volume's sums per cell, and the flights
-/// traced.
+/// traced. Every sum is an `i64` word, stored split ([`SplitWords`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LightSums {
-    /// The ambient map: sky light and every bounce of every source.
-    pub(crate) ambient: Vec<[i64; 3]>,
+    /// The ambient map: sky light and every bounce of every source, three words per vertex.
+    pub(crate) ambient: SplitWords,
     /// The direct-lights map (the static lights' first landings): empty in a scene without
     /// static lights, where it would be zero everywhere.
-    pub(crate) lights: Vec<[i64; 3]>,
+    pub(crate) lights: SplitWords,
     pub(crate) volume: VolumeAccumulator,
     pub(crate) flights: u64,
 }
 
-/// Exact per-vertex power sums as floats, for the filter.
-pub(crate) fn power_values(exact: &[[i64; 3]], fixed: &Fixed) -> Vec<[f32; 3]> {
+/// Vertices per block of a map's words: the maps are added to in ranges of whole blocks.
+pub(crate) const MAP_BLOCK_VERTICES: usize = 1024;
+
+/// Exact per-vertex power sums (three words per vertex) as floats, for the filter.
+pub(crate) fn power_values(exact: &SplitWords, fixed: &Fixed) -> Vec<[f32; 3]> {
     use rayon::prelude::*;
-    exact.par_iter().map(|p| p.map(|u| fixed.surface_value(u))).collect()
+    (0..exact.len() / 3).into_par_iter().map(|v| exact.run::<3>(3 * v).map(|u| fixed.surface_value(u))).collect()
 }
 
 impl LightSums {
     /// Zero sums over `vertices` welded vertices (with a direct-lights map if `lights`) and the
     /// volume of `volume`.
     pub(crate) fn zeroed(vertices: usize, lights: bool, volume: VolumeAccumulator) -> LightSums {
-        let map = |n: usize| crate::mem::huge_zeroed([0i64; 3], n);
+        let map = |n: usize| SplitWords::zeroed(3 * n, 3 * MAP_BLOCK_VERTICES);
         LightSums { ambient: map(vertices), lights: map(if lights { vertices } else { 0 }), volume, flights: 0 }
     }
 
     /// Adds `other` (sums of the same shape) to these.
     pub fn merge(&mut self, other: &LightSums) {
-        use rayon::prelude::*;
-        for (mine, theirs) in [(&mut self.ambient, &other.ambient), (&mut self.lights, &other.lights)] {
-            mine.par_iter_mut().zip(theirs).for_each(|(a, b)| {
-                for c in 0..3 {
-                    a[c] = a[c].wrapping_add(b[c]);
-                }
-            });
+        for (mine, theirs) in self.word_arrays_mut().into_iter().zip(other.word_arrays()) {
+            mine.add_all(theirs);
         }
-        self.volume.merge(&other.volume);
         self.flights += other.flights;
     }
 
     /// The luminance of the power per welded vertex (both maps), for the pilot's filter.
     pub(crate) fn luminance(&self, fixed: &Fixed) -> Vec<f32> {
         use rayon::prelude::*;
-        let value = |p: &[i64; 3]| p.map(|u| fixed.surface_value(u));
-        self.ambient
-            .par_iter()
-            .enumerate()
-            .map(|(v, a)| {
-                let (a, l) = (value(a), self.lights.get(v).map_or([0.0; 3], value));
+        let value = |p: [i64; 3]| p.map(|u| fixed.surface_value(u));
+        (0..self.ambient.len() / 3)
+            .into_par_iter()
+            .map(|v| {
+                let a = value(self.ambient.run::<3>(3 * v));
+                let l = if self.lights.is_empty() { [0.0; 3] } else { value(self.lights.run::<3>(3 * v)) };
                 super::luminance([a[0] + l[0], a[1] + l[1], a[2] + l[2]])
             })
             .collect()
@@ -138,19 +136,24 @@ impl LightSums {
 
     /// How many sums there are: the words of [`LightSums::words_to_bytes`].
     pub fn word_count(&self) -> usize {
-        3 * (self.ambient.len() + self.lights.len()) + 2 * self.volume.cells() * BINS * 3
+        self.word_arrays().iter().map(|a| a.len()).sum()
     }
 
-    /// The sums as flat arrays, in the order of their words: the ambient map, the direct-lights
+    /// Bytes the sums hold in memory.
+    pub fn bytes(&self) -> usize {
+        self.word_arrays().iter().map(|a| a.bytes()).sum()
+    }
+
+    /// The sums as word arrays, in the order of their words: the ambient map, the direct-lights
     /// map (if any), the volume's two classes.
-    fn word_arrays(&self) -> [&[i64]; 4] {
-        let [ambient_cells, direct_cells] = self.volume.flat_sums();
-        [self.ambient.as_flattened(), self.lights.as_flattened(), ambient_cells, direct_cells]
+    fn word_arrays(&self) -> [&SplitWords; 4] {
+        let [ambient_cells, direct_cells] = self.volume.sums();
+        [&self.ambient, &self.lights, ambient_cells, direct_cells]
     }
 
-    fn word_arrays_mut(&mut self) -> [&mut [i64]; 4] {
-        let [ambient_cells, direct_cells] = self.volume.flat_sums_mut();
-        [self.ambient.as_flattened_mut(), self.lights.as_flattened_mut(), ambient_cells, direct_cells]
+    fn word_arrays_mut(&mut self) -> [&mut SplitWords; 4] {
+        let [ambient_cells, direct_cells] = self.volume.sums_mut();
+        [&mut self.ambient, &mut self.lights, ambient_cells, direct_cells]
     }
 
     /// Words `range` (within [`LightSums::word_count`]) of the sums, in the order of the ambient
@@ -161,7 +164,7 @@ impl LightSums {
         let mut at = 0;
         for array in self.word_arrays() {
             let (lo, hi) = (range.start.clamp(at, at + array.len()), range.end.clamp(at, at + array.len()));
-            out.extend(array[lo - at..hi - at].iter().flat_map(|w| w.to_le_bytes()));
+            out.extend(array.values(lo - at..hi - at).flat_map(i64::to_le_bytes));
             at += array.len();
         }
         out
@@ -172,7 +175,6 @@ impl LightSums {
     /// Bytes that are not whole words, or words past [`LightSums::word_count`], are an error, and
     /// then nothing is added.
     pub fn add_words(&mut self, start: usize, bytes: &[u8]) -> Result<(), String> {
-        use rayon::prelude::*;
         let end = start + bytes.len() / 8;
         if !bytes.len().is_multiple_of(8) || end > self.word_count() {
             return Err(format!("{} bytes of sums from word {start}, of {} words", bytes.len(), self.word_count()));
@@ -186,11 +188,8 @@ impl LightSums {
                 continue;
             }
             let from = &bytes[8 * (lo - start)..8 * (hi - start)];
-            array[lo - first..hi - first].par_chunks_mut(1 << 14).zip(from.par_chunks(8 << 14)).for_each(|(words, from)| {
-                for (w, b) in words.iter_mut().zip(from.chunks_exact(8)) {
-                    *w = w.wrapping_add(i64::from_le_bytes(b.try_into().expect("8 bytes")));
-                }
-            });
+            let word = |k: usize| i64::from_le_bytes(from[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            array.add_from(lo - first, word, hi - lo);
         }
         Ok(())
     }
@@ -207,9 +206,12 @@ mod tests {
         let fixed = Fixed::for_scene(1.0, 1.0);
         let mut sums = LightSums::zeroed(5, true, VolumeAccumulator::new(volume, fixed));
         let words = sums.word_count();
-        assert_eq!(words, 3 * 5 * 2 + 2 * 2 * BINS * 3);
-        for (i, w) in sums.word_arrays_mut().into_iter().flatten().enumerate() {
-            *w = (i as i64 - 40) * 0x1234_5678_9abc;
+        assert_eq!(words, 3 * 5 * 2 + 2 * 2 * super::super::volume::BINS * 3);
+        let mut i = 0;
+        for array in sums.word_arrays_mut() {
+            let n = array.len();
+            array.add_from(0, |k| ((i + k) as i64 - 40).wrapping_mul(0x1234_5678_9abc), n);
+            i += n;
         }
         sums.flights = 9;
         // Cuts inside each array and on the borders between them (30 words of maps, then cells).

@@ -66,6 +66,7 @@ mod surface_build;
 mod transport;
 mod volume;
 pub mod water;
+mod words;
 
 #[cfg(test)]
 mod occluder_tests;
@@ -440,7 +441,7 @@ fn bake_prepared_full<T>(
     let tracer = keep_tracer(bvh);
     let surface = surface.unpark()?;
     // One map at a time: the filter's buffers then hold three channels and the area.
-    let filtered = |exact: Vec<[i64; 3]>| {
+    let filtered = |exact: words::SplitWords| {
         let power = fixed::power_values(&exact, &fixed);
         drop(exact);
         surface.filter.irradiance(power, spec.smoothing)

@@ -16,7 +16,8 @@
 use glam::Vec3A;
 use rayon::prelude::*;
 
-use super::fixed::Fixed;
+use super::fixed::{Fixed, MAP_BLOCK_VERTICES};
+use super::words::SplitWords;
 
 /// The welded mesh: where deposits land, and the filter over its connectivity.
 #[cfg_attr(test, derive(Debug, PartialEq))]
@@ -42,20 +43,26 @@ impl Surface {
     /// units (exact in any order). Each part's deposit corners are first listed by the vertex
     /// range they fall in, in parallel over parts; then each range is filled from its lists
     /// alone, in parallel over ranges, so the work does not grow with the thread count.
-    pub(crate) fn apply(maps: [&mut [[i64; 3]]; 2], parts: &[&[Deposit]], fixed: &Fixed) {
-        let range_len = maps[0].len().div_ceil(RANGES).max(1);
+    /// Each map holds three words per vertex, in blocks of [`MAP_BLOCK_VERTICES`] vertices.
+    pub(crate) fn apply(maps: [&mut SplitWords; 2], parts: &[&[Deposit]], fixed: &Fixed) {
+        let vertices = maps[0].len() / 3;
+        let range_blocks = vertices.div_ceil(RANGES * MAP_BLOCK_VERTICES).max(1);
+        let range_len = range_blocks * MAP_BLOCK_VERTICES;
         let lists: Vec<CornerLists> = parts.par_iter().map(|part| CornerLists::of(part, range_len)).collect();
         for (map, sums) in maps.into_iter().enumerate() {
-            sums.par_chunks_mut(range_len).enumerate().for_each(|(r, power)| {
+            sums.pieces_mut(range_blocks).enumerate().for_each(|(r, mut power)| {
                 for (part, list) in parts.iter().zip(&lists) {
                     for &corner in list.range(r) {
                         let (d, k) = (&part[corner as usize / 3], corner as usize % 3);
                         if d.map as usize != map {
                             continue;
                         }
-                        let Some(acc) = (d.verts[k] as usize).checked_sub(r * range_len).and_then(|v| power.get_mut(v)) else { continue };
-                        for (acc, p) in acc.iter_mut().zip(d.power) {
-                            *acc = acc.wrapping_add(fixed.surface(p * d.weights[k]));
+                        let Some(v) = (d.verts[k] as usize).checked_sub(r * range_len).filter(|&v| v < range_len && r * range_len + v < vertices)
+                        else {
+                            continue;
+                        };
+                        for (c, p) in d.power.into_iter().enumerate() {
+                            power.add(3 * v + c, fixed.surface(p * d.weights[k]));
                         }
                     }
                 }
@@ -295,15 +302,18 @@ mod tests {
                 }
             }
         }
-        let (mut ambient, mut lights) = (vec![[0i64; 3]; n], vec![[0i64; 3]; n]);
+        let map = || SplitWords::zeroed(3 * n, 3 * MAP_BLOCK_VERTICES);
+        let words = |m: &SplitWords| m.values(0..m.len()).collect::<Vec<i64>>();
+        let flat = |e: &[[i64; 3]]| e.as_flattened().to_vec();
+        let (mut ambient, mut lights) = (map(), map());
         let parts: Vec<&[Deposit]> = vec![&deposits[..1], &deposits[1..1700], &[], &deposits[1700..]];
         Surface::apply([&mut ambient, &mut lights], &parts, &fixed);
-        assert!(ambient == expected[0] && lights == expected[1]);
+        assert!(words(&ambient) == flat(&expected[0]) && words(&lights) == flat(&expected[1]));
         // Without static lights the direct map is empty and stays so.
-        let mut none: Vec<[i64; 3]> = Vec::new();
-        let mut ambient = vec![[0i64; 3]; n];
+        let mut none = SplitWords::zeroed(0, 3 * MAP_BLOCK_VERTICES);
+        let mut ambient = map();
         Surface::apply([&mut ambient, &mut none], &parts, &fixed);
-        assert!(ambient == expected[0] && none.is_empty());
+        assert!(words(&ambient) == flat(&expected[0]) && none.is_empty());
     }
 
     /// A strip of `n` unit quads along x, slightly bent so normals vary.

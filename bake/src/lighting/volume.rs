@@ -9,6 +9,7 @@
 //! walls reads light from the open side rather than black.
 
 use super::fixed::{self, Fixed};
+use super::words::{SplitWords, WordsMut};
 use crate::rays::{Bvh, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
@@ -76,51 +77,51 @@ pub(crate) struct Segment {
     pub(crate) class: u8,
 }
 
-/// Per-cell sums `[class][bin]` in fixed units (see `fixed.rs`), one array per class, stored
-/// Y-major (`x + nx·(z + nz·y)`).
+/// Per-cell sums in fixed units (see `fixed.rs`), one array per class, cells stored Y-major
+/// (`x + nx·(z + nz·y)`), each cell's words `[bin][channel]`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct VolumeAccumulator {
     desc: VolumeDesc,
     cell: Vec3A,
     fixed: Fixed,
-    /// `sums[class]` per cell, for class 0 (ambient) and 1 (direct).
-    sums: [Vec<[[i64; 3]; BINS]>; 2],
+    /// `sums[class]`, for class 0 (ambient) and 1 (direct), in blocks of one Y row of cells (the
+    /// accumulation writes whole slabs of rows).
+    sums: [SplitWords; 2],
 }
+
+/// Words of a cell's sums of one class.
+const CELL_WORDS: usize = BINS * 3;
 
 impl VolumeAccumulator {
     pub(crate) fn new(desc: VolumeDesc, fixed: Fixed) -> Self {
         let n = desc.dims.iter().product::<usize>();
         let cell = (Vec3A::from(desc.max) - Vec3A::from(desc.min)) / Vec3A::from(desc.dims.map(|d| d.max(1) as f32));
-        let sums = [0, 1].map(|_| crate::mem::huge_zeroed([[0i64; 3]; BINS], n));
+        let row = desc.dims[0] * desc.dims[2] * CELL_WORDS;
+        let sums = [0, 1].map(|_| SplitWords::zeroed(n * CELL_WORDS, row));
         VolumeAccumulator { desc, cell, fixed, sums }
     }
 
     /// Cells of the volume.
     pub(crate) fn cells(&self) -> usize {
-        self.sums[0].len()
+        self.sums[0].len() / CELL_WORDS
     }
 
-    /// Every sum as one flat array per class: ambient cells, then direct cells.
-    pub(crate) fn flat_sums(&self) -> [&[i64]; 2] {
+    /// The sums of each class: ambient cells, then direct cells.
+    pub(crate) fn sums(&self) -> [&SplitWords; 2] {
         let [ambient, direct] = &self.sums;
-        [ambient.as_flattened().as_flattened(), direct.as_flattened().as_flattened()]
+        [ambient, direct]
     }
 
-    /// [`VolumeAccumulator::flat_sums`], to write.
-    pub(crate) fn flat_sums_mut(&mut self) -> [&mut [i64]; 2] {
+    /// [`VolumeAccumulator::sums`], to write.
+    pub(crate) fn sums_mut(&mut self) -> [&mut SplitWords; 2] {
         let [ambient, direct] = &mut self.sums;
-        [ambient.as_flattened_mut().as_flattened_mut(), direct.as_flattened_mut().as_flattened_mut()]
+        [ambient, direct]
     }
 
-    /// Adds another accumulator's sums (same volume).
-    pub(crate) fn merge(&mut self, other: &VolumeAccumulator) {
-        for (mine, theirs) in self.sums.iter_mut().zip(&other.sums) {
-            mine.par_iter_mut().zip(theirs).for_each(|(a, b)| {
-                for (a, b) in a.iter_mut().flatten().zip(b.iter().flatten()) {
-                    *a = a.wrapping_add(*b);
-                }
-            });
-        }
+    /// Cell `i`'s sums of class `class`, `[bin][channel]`.
+    fn cell_sums(&self, class: usize, i: usize) -> [[i64; 3]; BINS] {
+        let w = self.sums[class].run::<CELL_WORDS>(i * CELL_WORDS);
+        std::array::from_fn(|b| [w[3 * b], w[3 * b + 1], w[3 * b + 2]])
     }
 
     /// Adds the segments of every part (a part is one tracing chunk's records, added where they
@@ -136,7 +137,7 @@ impl VolumeAccumulator {
             return;
         }
         const SEGMENTS_PER_TASK: usize = 4096;
-        let [nx, ny, nz] = self.desc.dims;
+        let ny = self.desc.dims[1];
         let slab_rows = ny.div_ceil(SLABS).max(1);
         let slabs = ny.div_ceil(slab_rows);
         let (desc, cell) = (self.desc, self.cell);
@@ -157,13 +158,12 @@ impl VolumeAccumulator {
             .collect();
         let scale = self.fixed.volume_scale();
         let [ambient, direct] = &mut self.sums;
-        let slab_len = slab_rows * nx * nz;
-        ambient.par_chunks_mut(slab_len).zip(direct.par_chunks_mut(slab_len)).enumerate().for_each(|(slab, (ambient, direct))| {
+        ambient.pieces_mut(slab_rows).zip(direct.pieces_mut(slab_rows)).enumerate().for_each(|(slab, (mut ambient, mut direct))| {
             let rows = (slab * slab_rows, ((slab + 1) * slab_rows).min(ny));
             for (piece, lists) in pieces.iter().zip(&buckets) {
                 for &i in &lists[slab] {
                     let s = &piece[i as usize];
-                    let out: &mut [[[i64; 3]; BINS]] = if s.class == 0 { ambient } else { direct };
+                    let out = if s.class == 0 { &mut ambient } else { &mut direct };
                     // Per axis: the bin the light lands in (moving toward +a lands on surfaces
                     // facing -a) and the power per unit length it adds there, in fixed units.
                     let power = Vec3A::from(s.power) * scale;
@@ -172,10 +172,10 @@ impl VolumeAccumulator {
                         (2 * a + (d > 0.0) as usize, power * d.abs())
                     });
                     traverse(&desc, cell, s, rows, |index, len| {
-                        let acc = &mut out[index];
-                        add_rounded(&mut acc[b0], p0 * len);
-                        add_rounded(&mut acc[b1], p1 * len);
-                        add_rounded(&mut acc[b2], p2 * len);
+                        let at = index * CELL_WORDS;
+                        add_rounded(out, at + 3 * b0, p0 * len);
+                        add_rounded(out, at + 3 * b1, p1 * len);
+                        add_rounded(out, at + 3 * b2, p2 * len);
                     });
                 }
             }
@@ -188,7 +188,7 @@ impl VolumeAccumulator {
         let desc = self.desc;
         let air = air_fraction(&desc, self.cell, bvh, lit_triangles, top, eps);
         let volume = self.cell.element_product();
-        let n = self.sums[0].len();
+        let n = self.cells();
         let mut ambient = vec![[[0.0f32; 3]; 6]; n];
         let mut direct = vec![[[0.0f32; 3]; 6]; n];
         let mut valid: Vec<bool> = air.iter().map(|&a| a >= MIN_AIR).collect();
@@ -198,10 +198,11 @@ impl VolumeAccumulator {
                 let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
                 let j = x + nx * (z + nz * y);
                 let inv = 1.0 / (volume * air[i]);
+                let (a, d) = (self.cell_sums(0, j), self.cell_sums(1, j));
                 for b in 0..BINS {
                     for c in 0..3 {
-                        ambient[i][b][c] = self.fixed.volume_value(self.sums[0][j][b][c]) * inv;
-                        direct[i][b][c] = self.fixed.volume_value(self.sums[1][j][b][c]) * inv;
+                        ambient[i][b][c] = self.fixed.volume_value(a[b][c]) * inv;
+                        direct[i][b][c] = self.fixed.volume_value(d[b][c]) * inv;
                     }
                 }
             }
@@ -252,10 +253,11 @@ impl VolumeAccumulator {
     }
 }
 
+/// Adds `v` rounded to words `at..at + 3`.
 #[inline]
-fn add_rounded(acc: &mut [i64; 3], v: Vec3A) {
+fn add_rounded(out: &mut WordsMut, at: usize, v: Vec3A) {
     for c in 0..3 {
-        acc[c] = acc[c].wrapping_add(fixed::round(v[c]));
+        out.add(at + c, fixed::round(v[c]));
     }
 }
 
@@ -490,7 +492,9 @@ mod tests {
         halves[0].add(&[&segments[2900..], &segments[1700..2900]]);
         halves[1].add(&[&segments[..1700]]);
         let [mut first, second] = halves;
-        first.merge(&second);
+        for (mine, theirs) in first.sums_mut().into_iter().zip(second.sums()) {
+            mine.add_all(theirs);
+        }
         assert!(first == acc, "merged halves differ from one pass");
         // Reference: each segment walked once through every row, summed in f64.
         let [nx, ny, nz] = desc.dims;
@@ -519,8 +523,8 @@ mod tests {
         }
         assert!(total_len > 100.0, "the segments must cross the grid");
         for (k, want) in expected.iter().enumerate() {
-            let got = acc.sums[0][k].iter().chain(&acc.sums[1][k]);
-            for (g, w) in got.flatten().map(|&u| acc.fixed.volume_value(u)).zip(want) {
+            let got = acc.cell_sums(0, k).into_iter().chain(acc.cell_sums(1, k));
+            for (g, w) in got.flatten().map(|u| acc.fixed.volume_value(u)).zip(want) {
                 assert!((g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "{g} vs {w}");
             }
         }
