@@ -58,7 +58,8 @@ pub struct IrradianceVolume {
     pub dims: [usize; 3],
     /// Sky light and every bounce (what a renderer cannot do dynamically).
     pub ambient: Vec<[[f32; 3]; 6]>,
-    /// Light straight from the sun, moon and static lights (unshadowed paths only).
+    /// Light straight from the sun, moon and static lights (unshadowed paths only); empty in a
+    /// volume that keeps only the ambient part, which then has no direct light.
     pub direct: Vec<[[f32; 3]; 6]>,
     /// Fraction of each cell that is air, in [0, 1], from vertical sample lines.
     pub air: Vec<f32>,
@@ -433,9 +434,19 @@ impl IrradianceVolume {
     /// Trilinearly interpolated `(ambient, direct)` irradiance at `p` for a surface with unit
     /// normal `n` (clamped to the volume).
     pub fn sample(&self, p: [f32; 3], n: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+        (self.interpolate(&self.ambient, p, n), self.interpolate(&self.direct, p, n))
+    }
+
+    /// The ambient part of [`IrradianceVolume::sample`] alone.
+    pub fn sample_ambient(&self, p: [f32; 3], n: [f32; 3]) -> [f32; 3] {
+        self.interpolate(&self.ambient, p, n)
+    }
+
+    /// `cells` (the ambient or the direct cells) interpolated; an empty array is no light.
+    fn interpolate(&self, cells: &[[[f32; 3]; 6]], p: [f32; 3], n: [f32; 3]) -> [f32; 3] {
         let [nx, ny, nz] = self.dims;
-        if nx * ny * nz == 0 {
-            return ([0.0; 3], [0.0; 3]);
+        if nx * ny * nz == 0 || cells.is_empty() {
+            return [0.0; 3];
         }
         let mut base = [0usize; 3];
         let mut frac = [0.0f32; 3];
@@ -446,7 +457,7 @@ impl IrradianceVolume {
             frac[a] = if self.dims[a] > 1 { f - base[a] as f32 } else { 0.0 };
         }
         let weights: [f32; 6] = [0, 1, 2].map(|a| [n[a].max(0.0).powi(2), n[a].min(0.0).powi(2)]).concat().try_into().unwrap_or([0.0; 6]);
-        let (mut amb, mut dir) = ([0.0f32; 3], [0.0f32; 3]);
+        let mut sum = [0.0f32; 3];
         for corner in 0..8 {
             let off = [corner & 1, (corner >> 1) & 1, (corner >> 2) & 1];
             let mut w = 1.0;
@@ -458,12 +469,11 @@ impl IrradianceVolume {
             let i = idx[0] + nx * (idx[1] + ny * idx[2]);
             for (b, wb) in weights.iter().enumerate() {
                 for c in 0..3 {
-                    amb[c] += w * wb * self.ambient[i][b][c];
-                    dir[c] += w * wb * self.direct[i][b][c];
+                    sum[c] += w * wb * cells[i][b][c];
                 }
             }
         }
-        (amb, dir)
+        sum
     }
 }
 

@@ -251,13 +251,12 @@ impl WorldProduct for GrassGroundProduct {
         };
         let volume = ctx.world::<Volume>("volume")?;
         let err = fail(ctx.plan(), self.name());
-        let mut slices = Vec::new();
-        for t in level0_tiles(ctx.plan()) {
+        let slices = level0_tiles(ctx.plan()).into_iter().map(|t| {
             let lighting = ctx.tile_output("lighting", t)?;
             let raw = lighting.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
-            slices.push(IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))?);
-        }
-        let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), &slices);
+            IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))
+        });
+        let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), slices)?;
         let image =
             world.grass_density.as_ref().map(|img| DensityImage::from_texel_centres(img.map.width, img.map.height, |u, v| img.map.sample(u, v)));
         let inputs = ground::GroundInputs {

@@ -48,21 +48,24 @@ pub fn patches_section(spec: &PatchSpec, grown: &[grass::Patch]) -> GrassPatches
     }
 }
 
-/// The world's irradiance volume (`desc`) put back together from the level-0 tiles' `IRVL` slices,
-/// which between them hold every cell (each with a halo of one cell that its neighbours repeat).
-/// Cells no slice holds (none in a bake's own output) stay dark.
-pub fn irradiance_volume(desc: VolumeDesc, slices: &[IrradianceGrid]) -> IrradianceVolume {
+/// The ambient part of the world's irradiance volume (`desc`) put back together from the level-0
+/// tiles' `IRVL` slices, which between them hold every cell (each with a halo of one cell that its
+/// neighbours repeat); its direct cells are left empty, as the ground map reads only the ambient
+/// light. Cells no slice holds (none in a bake's own output) stay dark. The slices are read one at
+/// a time, so that no more than one of them is held beside the volume.
+pub fn irradiance_volume<E>(desc: VolumeDesc, slices: impl IntoIterator<Item = Result<IrradianceGrid, E>>) -> Result<IrradianceVolume, E> {
     let [nx, ny, nz] = desc.dims;
     let mut v = IrradianceVolume {
         min: desc.min,
         max: desc.max,
         dims: desc.dims,
         ambient: vec![[[0.0; 3]; 6]; nx * ny * nz],
-        direct: vec![[[0.0; 3]; 6]; nx * ny * nz],
+        direct: Vec::new(),
         air: Vec::new(),
     };
     let cell = [0, 1].map(|a| (desc.max[a] - desc.min[a]) / desc.dims[a].max(1) as f32);
     for g in slices {
+        let g = g?;
         let first = [0, 1].map(|a| ((g.min[a] - desc.min[a]) / cell[a]).round() as i64);
         let [gx, gy, gz] = g.dims.map(|d| d as usize);
         for k in 0..gz.min(nz) {
@@ -72,14 +75,12 @@ pub fn irradiance_volume(desc: VolumeDesc, slices: &[IrradianceGrid]) -> Irradia
                     if x < 0 || y < 0 || x >= nx as i64 || y >= ny as i64 {
                         continue;
                     }
-                    let (src, dst) = (i + gx * (j + gy * k), x as usize + nx * (y as usize + ny * k));
-                    v.ambient[dst] = g.ambient[src];
-                    v.direct[dst] = g.direct[src];
+                    v.ambient[x as usize + nx * (y as usize + ny * k)] = g.ambient[i + gx * (j + gy * k)];
                 }
             }
         }
     }
-    v
+    Ok(v)
 }
 
 /// The `GRSS` of tile `id`: its slice of the map (every `2^level`-th sample from the tile's min

@@ -246,7 +246,7 @@ pub fn rows(inp: &GroundInputs, rows: std::ops::Range<usize>) -> Result<GroundBa
         let ao = ao_at(i, j);
         let vigour = ao.clamp(0.0, 1.0) * normal[2].max(0.0);
         let p = [i as f32 * spacing + 0.5 * vs * normal[0], j as f32 * spacing + 0.5 * vs * normal[1], z + 0.5 * vs * normal[2]];
-        let light = rgb9e5::encode(inp.light.sample(p, normal).0);
+        let light = rgb9e5::encode(inp.light.sample_ambient(p, normal));
         let mut keep = slope_keep(normal[2], cos_limit);
         if spec.ao_prune {
             keep *= ao_keep(ao);
