@@ -132,7 +132,7 @@ mod tests {
     fn parallel_fill_writes_the_nodes_of_one_depth_first_walk() {
         let mut rng = Rng::new(11);
         // Clusters of small boxes of uneven sizes, in runs, so the top levels are lopsided.
-        let mut prims: Vec<Prim> = (0..40_000u32)
+        let prims: Vec<Prim> = (0..40_000u32)
             .map(|id| {
                 let c = [rng.next_f32() * 100.0, rng.next_f32() * 100.0, rng.next_f32() * 10.0 * (id % 7) as f32];
                 let r = 0.01 + rng.next_f32() * rng.next_f32();
@@ -140,7 +140,7 @@ mod tests {
             })
             .collect();
         let runs = [15_000, 20_000, 5_000];
-        let (tree, _) = build_runs(&mut prims, &runs);
+        let (tree, _) = build_runs(&|r| prims[r].to_vec(), &runs, &mut vec![0; prims.len()]);
         let root = NodeRef::Boxed(&tree);
         let first_block: Vec<u32> = (0..=40_000u32).map(|t| t / 4).collect();
         let (nodes, word) = flatten(root, &first_block);
