@@ -12,7 +12,6 @@ use rayon::prelude::*;
 use super::parked::ParkedSurface;
 use super::surface::Surface;
 use super::{LightingError, SceneMesh};
-use crate::mem;
 use crate::rays::{Bvh, IndexedMesh};
 
 /// A [`SceneMesh`] made ready for light transport (see the module's text).
@@ -59,19 +58,15 @@ impl PreparedScene {
         // threads (the surface, mostly one thread's work, no longer hides beside the build). The
         // surface is parked before the BVH is built, the peak of a large world's shard.
         let surface = ParkedSurface::park(Surface::new(mesh.positions, mesh.indices))?;
-        let (bvh, sources) = Bvh::build_meshes_numbered(&meshes, &clusters)?;
+        // What the scene copies of the mesh is copied before the BVH is built, and the BVH's
+        // vertex sources become their welded vertices in place: the end of the build, with the
+        // caller's mesh still held, is a large world's highest point.
+        let (materials, occluder_albedo) = (mesh.materials.map(<[u16]>::to_vec), occluder_albedo.to_vec());
+        let (bvh, mut corner_weld) = Bvh::build_meshes_numbered(&meshes, &clusters)?;
         let lit_vertices = mesh.positions.len();
         let weld = surface.weld()?;
-        let mut corner_weld: Vec<u32> = mem::huge_vec(sources.len());
-        corner_weld.par_extend(sources.par_iter().map(|&s| if (s as usize) < lit_vertices { weld[s as usize] } else { 0 }));
-        Ok(PreparedScene {
-            bvh,
-            surface,
-            corner_weld,
-            materials: mesh.materials.map(<[u16]>::to_vec),
-            lit_triangles,
-            occluder_albedo: occluder_albedo.to_vec(),
-        })
+        corner_weld.par_iter_mut().for_each(|s| *s = if (*s as usize) < lit_vertices { weld[*s as usize] } else { 0 });
+        Ok(PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo })
     }
 
     /// How many of its triangles are occluders (they block and reflect light, and receive none).
