@@ -88,6 +88,7 @@ use fixed::Fixed;
 use glam::Vec3A;
 use parked::ParkedSums;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use surface::VertexGrid;
 use transport::Scene;
 use volume::VolumeAccumulator;
@@ -128,13 +129,14 @@ pub enum LightingError {
 }
 
 /// The scene to light: an indexed triangle mesh in world units. Triangles are one-sided: the
-/// counter-clockwise normal points into the air.
-#[derive(Clone, Copy, Debug)]
+/// counter-clockwise normal points into the air. Its positions and indices are borrowed, or owned
+/// so that [`PreparedScene::new`] lets go of them once it has read them.
+#[derive(Clone, Debug)]
 pub struct SceneMesh<'a> {
     /// Vertex positions in world units.
-    pub positions: &'a [[f32; 3]],
+    pub positions: Cow<'a, [[f32; 3]]>,
     /// Three vertex indices per triangle, counter-clockwise seen from the air.
-    pub indices: &'a [u32],
+    pub indices: Cow<'a, [u32]>,
     /// Optional material id per triangle, looked up in [`LightingSpec::materials`].
     pub materials: Option<&'a [u16]>,
     /// Triangle counts of spatially compact runs of the index buffer, in order (a terrain's
@@ -142,6 +144,18 @@ pub struct SceneMesh<'a> {
     pub clusters: &'a [u32],
     /// Things that only block and reflect light (trees), or `None`.
     pub occluders: Option<Occluders<'a>>,
+}
+
+impl<'a> SceneMesh<'a> {
+    /// A mesh of borrowed arrays, without materials, clusters or occluders.
+    pub fn new(positions: &'a [[f32; 3]], indices: &'a [u32]) -> SceneMesh<'a> {
+        SceneMesh { positions: Cow::Borrowed(positions), indices: Cow::Borrowed(indices), materials: None, clusters: &[], occluders: None }
+    }
+
+    /// The same mesh, its arrays borrowed from this one.
+    pub fn borrowed(&self) -> SceneMesh<'_> {
+        SceneMesh { positions: Cow::Borrowed(&self.positions), indices: Cow::Borrowed(&self.indices), ..*self }
+    }
 }
 
 /// Geometry that takes part in light transport without being lit itself: photons that strike it
@@ -280,7 +294,7 @@ fn bake_lighting_full(
     parts: &dyn PathParts,
 ) -> Result<BakedLighting, LightingError> {
     check_settings(bounds, volume, spec, water)?;
-    let scene = PreparedScene::new(mesh)?;
+    let scene = PreparedScene::new(mesh.borrowed())?;
     let baked = bake_prepared_full(scene, bounds, volume, spec, seed, continuation, water, parts, |bvh| bvh)?;
     Ok(BakedLighting { lookup: baked.lookup, bvh: baked.tracer, celestial: celestial(spec), eps: baked.eps, water: water.cloned() })
 }

@@ -55,7 +55,7 @@ fn a_black_disc_hides_its_view_factor_of_the_sky() {
     spec.smoothing = 0;
     let volume = VolumeDesc { min: [0.0, 0.0, -1.0], max: [size, size, 3.0], dims: [8, 8, 4] };
     let occluders = Occluders { positions: &dpos, indices: &didx, albedo: &albedo, clusters: &[] };
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: Some(occluders) };
+    let mesh = SceneMesh { occluders: Some(occluders), ..SceneMesh::new(&pos, &idx) };
     let baked = bake_lighting(&mesh, ([0.0; 3], [size, size, 3.0]), &volume, &spec, 5).unwrap();
     // Ground within 2.5 units of the axis (under the disc and around its rim), away from the edges.
     let picks: Vec<[f32; 3]> = pos.iter().copied().filter(|p| ((p[0] - 4.0).powi(2) + (p[1] - 4.0).powi(2)).sqrt() < 2.5).collect();
@@ -90,7 +90,7 @@ fn occluders_reflect_light_onto_the_ground_from_either_side() {
         spec.albedo = [0.5; 3];
         spec.paths_per_area = 1500.0;
         let occluders = Occluders { positions: &dpos, indices: &didx, albedo: &albedo, clusters: &[] };
-        let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: Some(occluders) };
+        let mesh = SceneMesh { occluders: Some(occluders), ..SceneMesh::new(&pos, &idx) };
         let baked =
             bake_lighting(&mesh, ([0.0; 3], [size, size, 3.0]), &VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] }, &spec, 9).unwrap();
         baked.irradiance_at(&[[4.0, 4.0, 0.0]], &[[0.0, 0.0, 1.0]]).unwrap()[0].ambient[0]

@@ -30,13 +30,19 @@ pub struct PreparedScene {
 
 impl PreparedScene {
     /// Checks `mesh` and builds what tracing reads from it.
-    pub fn new(mesh: &SceneMesh) -> Result<PreparedScene, LightingError> {
+    pub fn new(mesh: SceneMesh) -> Result<PreparedScene, LightingError> {
         let lit_triangles = mesh.indices.len() / 3;
         if let Some(m) = mesh.materials {
             if m.len() != lit_triangles {
                 return Err(LightingError::Mesh(format!("{} material ids for {lit_triangles} triangles", m.len())));
             }
         }
+        // One after the other: built side by side, the surface's adjacency (before it gives back
+        // its spare slots) and the BVH's build arrays were live at once, the bake's peak with many
+        // threads (the surface, mostly one thread's work, no longer hides beside the build). The
+        // surface is parked before the BVH is built.
+        let (lit_vertices, materials) = (mesh.positions.len(), mesh.materials.map(<[u16]>::to_vec));
+        let surface = ParkedSurface::park(Surface::new(&mesh.positions, &mesh.indices))?;
         // Occluders go into the BVH after the lit triangles; the surface (deposits, filtering,
         // queries) is the lit triangles alone.
         let lit = IndexedMesh { positions: mesh.positions, indices: mesh.indices };
@@ -50,20 +56,14 @@ impl PreparedScene {
                     (false, false) => [mesh.clusters, o.clusters].concat(),
                     _ => Vec::new(),
                 };
-                (vec![lit, IndexedMesh { positions: o.positions, indices: o.indices }], Cow::Owned(clusters), o.albedo)
+                (vec![lit, IndexedMesh::new(o.positions, o.indices)], Cow::Owned(clusters), o.albedo)
             }
         };
-        // One after the other: built side by side, the surface's adjacency (before it gives back
-        // its spare slots) and the BVH's build arrays were live at once, the bake's peak with many
-        // threads (the surface, mostly one thread's work, no longer hides beside the build). The
-        // surface is parked before the BVH is built, the peak of a large world's shard.
-        let surface = ParkedSurface::park(Surface::new(mesh.positions, mesh.indices))?;
-        // What the scene copies of the mesh is copied before the BVH is built, and the BVH's
-        // vertex sources become their welded vertices in place: the end of the build, with the
-        // caller's mesh still held, is a large world's highest point.
-        let (materials, occluder_albedo) = (mesh.materials.map(<[u16]>::to_vec), occluder_albedo.to_vec());
-        let (bvh, mut corner_weld) = Bvh::build_meshes_numbered(&meshes, &clusters)?;
-        let lit_vertices = mesh.positions.len();
+        // The copies the scene keeps are made before the BVH is built, and the BVH's vertex
+        // sources become their welded vertices in place: the end of the build is a large world's
+        // highest point. An owned mesh is let go of during the build (see `build_meshes_numbered`).
+        let occluder_albedo = occluder_albedo.to_vec();
+        let (bvh, mut corner_weld) = Bvh::build_meshes_numbered(meshes, &clusters)?;
         let weld = surface.weld()?;
         corner_weld.par_iter_mut().for_each(|s| *s = if (*s as usize) < lit_vertices { weld[*s as usize] } else { 0 });
         Ok(PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo })

@@ -147,7 +147,7 @@ fn mean_std(x: &[f32]) -> (f64, f64) {
 }
 
 fn bake(pos: &[[f32; 3]], idx: &[u32], bounds: ([f32; 3], [f32; 3]), volume: &VolumeDesc, spec: &LightingSpec, seed: u64) -> BakedLighting {
-    bake_lighting(&SceneMesh { positions: pos, indices: idx, materials: None, clusters: &[], occluders: None }, bounds, volume, spec, seed).unwrap()
+    bake_lighting(&SceneMesh::new(pos, idx), bounds, volume, spec, seed).unwrap()
 }
 
 #[test]
@@ -390,7 +390,7 @@ impl PathParts for ScrambledParts {
 #[test]
 fn any_split_of_the_paths_into_parts_gives_the_same_bits() {
     let (pos, idx, spec, volume) = room_scene();
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let mesh = SceneMesh::new(&pos, &idx);
     let bounds = ([0.0; 3], [3.0, 3.0, 1.5]);
     let whole = bake_lighting_in_parts(&mesh, bounds, &volume, &spec, 5, None, &AllPathsHere).unwrap();
     let bits = room_bits(&whole, &pos);
@@ -431,7 +431,7 @@ fn results_do_not_depend_on_the_thread_count() {
 fn bad_inputs_are_errors_not_panics() {
     let (mut pos, mut idx) = (Vec::new(), Vec::new());
     grid(2, (0.0, 1.0), (0.0, 1.0), 0.0, &mut pos, &mut idx);
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: Some(&[0u16; 3]), clusters: &[], occluders: None };
+    let mesh = SceneMesh { materials: Some(&[0u16; 3]), ..SceneMesh::new(&pos, &idx) };
     let b = ([0.0; 3], [1.0; 3]);
     assert!(matches!(bake_lighting(&mesh, b, &no_volume(), &LightingSpec::default(), 0), Err(LightingError::Mesh(_))));
     let mesh = SceneMesh { materials: None, ..mesh };
@@ -443,14 +443,7 @@ fn bad_inputs_are_errors_not_panics() {
     assert!(baked.irradiance_at(&pos, &[]).is_err());
     assert!(baked.irradiance_at(&[[f32::NAN; 3]], &[[0.0, 0.0, 1.0]]).is_err());
     // An empty mesh bakes to nothing but still answers queries (open sky, sun only).
-    let empty = bake_lighting(
-        &SceneMesh { positions: &[], indices: &[], materials: None, clusters: &[], occluders: None },
-        b,
-        &no_volume(),
-        &LightingSpec::default(),
-        0,
-    )
-    .unwrap();
+    let empty = bake_lighting(&SceneMesh::new(&[], &[]), b, &no_volume(), &LightingSpec::default(), 0).unwrap();
     let e = empty.irradiance_at(&[[0.5; 3]], &[[0.0, 0.0, 1.0]]).unwrap()[0];
     assert!(e.sun_moon[0] > 0.0 && e.ambient == [0.0; 3]);
 }
@@ -467,7 +460,7 @@ fn weight_window_splits_paths_in_the_dark_and_keeps_the_expected_value() {
     spec.paths_per_area = 3000.0;
     spec.smoothing = 3;
     let bounds = ([0.0; 3], [4.0, 4.0, 1.0]);
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let mesh = SceneMesh::new(&pos, &idx);
     let run = |c, seed| bake_lighting_with(&mesh, bounds, &no_volume(), &spec, seed, c).unwrap();
     let under: Vec<[f32; 3]> = pos[..ground].iter().copied().filter(|p| p[0] > 0.25 && p[0] < 1.5 && p[1] > 0.25 && p[1] < 3.75).collect();
     let normals = vec![[0.0, 0.0, 1.0]; under.len()];

@@ -63,7 +63,7 @@ fn floor_irradiance(e: f32, elevation: f32, h: f32, sigma: [f32; 3]) -> [f32; 3]
 /// 0.25 units up to the top of the box.
 fn bake(spec: &LightingSpec, water: Option<&WaterMedium>, top: f32, seed: u64) -> BakedLighting {
     let (pos, idx) = floor(32);
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let mesh = SceneMesh::new(&pos, &idx);
     let dims = [32, 32, (top / 0.25).round() as usize];
     let volume = VolumeDesc { min: [0.0; 3], max: [SIZE, SIZE, top], dims };
     bake_lighting_in_water(&mesh, ([0.0; 3], [SIZE, SIZE, top]), &volume, spec, seed, water).unwrap()
@@ -250,7 +250,7 @@ fn a_sealed_cave_below_the_level_stays_dry() {
     spec.albedo = [0.6; 3];
     spec.paths_per_area = 1500.0;
     spec.lights = vec![LightSpec::Point(PointLight { position: [4.0, 4.0, 2.0], intensity: 2.0, ..PointLight::default() })];
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let mesh = SceneMesh::new(&pos, &idx);
     let bounds = ([0.0, 0.0, 0.0], [SIZE, SIZE, 5.5]);
     let none = VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] };
     let water_with = |cave_flooded: bool| {
@@ -318,7 +318,7 @@ fn the_surface_mirrors_the_low_sun_onto_a_wall_by_fresnel() {
     // Unfiltered: the mirrored band is barely more than a unit tall, and the filter would blend
     // it with the dark wall around it.
     spec.smoothing = 0;
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let mesh = SceneMesh::new(&pos, &idx);
     let none = VolumeDesc { min: [0.0; 3], max: [1.0; 3], dims: [0, 0, 0] };
     let baked = bake_lighting_in_water(&mesh, ([1.0, 0.0, 0.0], [SIZE, SIZE, 4.0]), &none, &spec, 12, Some(&water)).unwrap();
     // The mirrored beam reaches the wall from z = 1 up to 1 + 7·tan 10° ≈ 2.2.
@@ -341,7 +341,7 @@ fn water_results_do_not_depend_on_the_thread_count() {
     let mut spec = LightingSpec { paths_per_area: 300.0, albedo: [0.5, 0.6, 0.7], ..LightingSpec::default() };
     spec.sun.direction = Some([0.6, 0.0, 0.8]);
     let volume = VolumeDesc { min: [0.0; 3], max: [SIZE, SIZE, 4.0], dims: [8, 8, 4] };
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: None };
+    let mesh = SceneMesh::new(&pos, &idx);
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {

@@ -137,8 +137,9 @@ fn prepare_scene(level0: Vec<(TileId, Arc<TileOutput>)>, occluders: &OccluderMes
             albedo: &occluders.albedo,
             clusters: &occluders.clusters,
         });
-        let mesh = SceneMesh { positions: &positions, indices: &indices, materials: None, clusters: &clusters, occluders };
-        PreparedScene::new(&mesh)?
+        // Given, not lent: the scene lets go of the joined mesh while the BVH is built.
+        let mesh = SceneMesh { positions: positions.into(), indices: indices.into(), materials: None, clusters: &clusters, occluders };
+        PreparedScene::new(mesh)?
     };
     Ok((scene, first_vertex))
 }

@@ -67,7 +67,7 @@ fn the_ground_under_one_tree_gets_the_sky_its_real_leaves_leave_open() {
         .collect();
     let black = vec![[0.0f32; 3]; proxy.indices.len() / 3];
     let occluders = Occluders { positions: &proxy.positions, indices: &proxy.indices, albedo: &black, clusters: &[] };
-    let mesh = SceneMesh { positions: &pos, indices: &idx, materials: None, clusters: &[], occluders: Some(occluders) };
+    let mesh = SceneMesh { occluders: Some(occluders), ..SceneMesh::new(&pos, &idx) };
     let mut spec = LightingSpec::default();
     spec.sky.color = [1.0; 3];
     spec.sun.intensity = 0.0;

@@ -7,6 +7,7 @@ use super::{Aabb, Bvh, IndexedMesh, MAX_LEAF};
 use crate::mem::huge_vec;
 use glam::{Vec3A, Vec4};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 const BINS: usize = 16;
 /// Cost of testing one triangle block, relative to one node visit (measured: nearby values trace
@@ -56,27 +57,29 @@ impl Bvh {
     /// That skips binning every triangle at the top levels, where the split planes would fall on
     /// the tile edges anyway, and balances the threads, with no change in tracing speed.
     pub fn build_clustered(positions: &[[f32; 3]], indices: &[u32], clusters: &[u32]) -> Result<Bvh, BuildError> {
-        Bvh::build_meshes(&[IndexedMesh { positions, indices }], clusters)
+        Bvh::build_meshes(vec![IndexedMesh::new(positions, indices)], clusters)
     }
 
     /// [`Bvh::build_clustered`] over several meshes as one: triangle ids count through the first
     /// mesh's triangles, then the next's. Callers with geometry of several kinds (terrain and the
     /// trees that occlude it) need not copy it into one buffer, which would double it where the
     /// bake's memory peaks.
-    pub fn build_meshes(meshes: &[IndexedMesh], clusters: &[u32]) -> Result<Bvh, BuildError> {
+    pub fn build_meshes(meshes: Vec<IndexedMesh>, clusters: &[u32]) -> Result<Bvh, BuildError> {
         Bvh::build_meshes_numbered(meshes, clusters).map(|(bvh, _)| bvh)
     }
 
     /// [`Bvh::build_meshes`], with the source of each of the tree's vertices (see
     /// [`Bvh::slot_corner_ids`]): its index in the meshes' positions one after another. Vertices
-    /// no triangle uses are left out of the tree's numbering.
-    pub(crate) fn build_meshes_numbered(meshes: &[IndexedMesh], clusters: &[u32]) -> Result<(Bvh, Vec<u32>), BuildError> {
+    /// no triangle uses are left out of the tree's numbering. A mesh that owns its arrays is let go
+    /// of as the build stops reading it (its indices once the leaf blocks are made, its positions
+    /// once the vertices are numbered): a large world's build peaks at its end.
+    pub(crate) fn build_meshes_numbered(mut meshes: Vec<IndexedMesh>, clusters: &[u32]) -> Result<(Bvh, Vec<u32>), BuildError> {
         let mut first_triangle = Vec::with_capacity(meshes.len() + 1);
         first_triangle.push(0usize);
         let mut first_vertex = Vec::with_capacity(meshes.len());
         let mut index_base = 0;
         let mut vertex_base = 0usize;
-        for m in meshes {
+        for m in &meshes {
             if !m.indices.len().is_multiple_of(3) {
                 return Err(BuildError::IndexCount(index_base + m.indices.len()));
             }
@@ -169,7 +172,9 @@ impl Bvh {
         });
         let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
         drop((leaves, ids));
-        let (positions, sources) = number_vertices_by_first_use(&mut blocks, meshes, &first_vertex, vertex_base);
+        meshes.iter_mut().for_each(|m| drop(std::mem::replace(&mut m.indices, Cow::Borrowed(&[]))));
+        let (positions, sources) = number_vertices_by_first_use(&mut blocks, &meshes, &first_vertex, vertex_base);
+        drop(meshes);
         Ok((Bvh { nodes, blocks, positions, tri_count, root, lo, hi }, sources))
     }
 }

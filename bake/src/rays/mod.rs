@@ -41,6 +41,8 @@ mod test_rng;
 mod triangle;
 mod walk;
 
+use std::borrow::Cow;
+
 use glam::{Vec3A, Vec4};
 use triangle::{TriBlock, BLOCK};
 use walk::{Query, Walk};
@@ -104,13 +106,21 @@ fn leaf_range(word: u32) -> (usize, usize) {
     (((word & !LEAF_FLAG) >> 3) as usize, (word & 7) as usize + 1)
 }
 
-/// A triangle mesh as the BVH build reads it: positions and three indices per triangle.
-#[derive(Clone, Copy, Debug)]
+/// A triangle mesh as the BVH build reads it: positions and three indices per triangle,
+/// borrowed, or owned so that the build lets go of them once it has read them.
+#[derive(Clone, Debug)]
 pub struct IndexedMesh<'a> {
     /// Vertex positions.
-    pub positions: &'a [[f32; 3]],
+    pub positions: Cow<'a, [[f32; 3]]>,
     /// Three vertex indices per triangle.
-    pub indices: &'a [u32],
+    pub indices: Cow<'a, [u32]>,
+}
+
+impl<'a> IndexedMesh<'a> {
+    /// A mesh of borrowed arrays.
+    pub fn new(positions: &'a [[f32; 3]], indices: &'a [u32]) -> IndexedMesh<'a> {
+        IndexedMesh { positions: Cow::Borrowed(positions), indices: Cow::Borrowed(indices) }
+    }
 }
 
 /// A ray with a parametric range `[tmin, tmax]`; `dir` need not be normalised (t is in its units).
@@ -549,8 +559,7 @@ mod tests {
         let (pa, ia) = random_soup(400, 50);
         let (pb, ib) = random_soup(250, 51);
         let pb: Vec<[f32; 3]> = pb.iter().map(|v| [v[0] + 3.0, v[1], v[2] + 1.0]).collect();
-        let both =
-            Bvh::build_meshes(&[IndexedMesh { positions: &pa, indices: &ia }, IndexedMesh { positions: &pb, indices: &ib }], &[400, 250]).unwrap();
+        let both = Bvh::build_meshes(vec![IndexedMesh::new(&pa, &ia), IndexedMesh::new(&pb, &ib)], &[400, 250]).unwrap();
         let pos: Vec<[f32; 3]> = pa.iter().chain(&pb).copied().collect();
         let idx: Vec<u32> = ia.iter().copied().chain(ib.iter().map(|&i| i + pa.len() as u32)).collect();
         let mut rng = Rng::new(4);
@@ -565,8 +574,8 @@ mod tests {
             }
         }
         assert!(hits[0] > 50 && hits[1] > 50, "both meshes are struck: {hits:?}");
-        let bad = [IndexedMesh { positions: &pa, indices: &ia }, IndexedMesh { positions: &pb[..2], indices: &ib }];
-        assert!(matches!(Bvh::build_meshes(&bad, &[]), Err(BuildError::BadIndex { .. })), "indices are checked per mesh");
+        let bad = vec![IndexedMesh::new(&pa, &ia), IndexedMesh::new(&pb[..2], &ib)];
+        assert!(matches!(Bvh::build_meshes(bad, &[]), Err(BuildError::BadIndex { .. })), "indices are checked per mesh");
     }
 
     #[test]
