@@ -83,7 +83,7 @@ pub(crate) fn round(x: f32) -> i64 {
 
 /// What light transport adds up: power per welded vertex (the ambient map's RGB and, in a scene
 /// with static lights, the direct-lights map's), the volume's sums per cell, and the flights
-/// traced. Every sum is an `i64` word, stored split ([`SplitWords`]).
+/// traced. Every sum is an `i64` word, stored split (see `words.rs`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LightSums {
     /// The ambient map: sky light and every bounce of every source, three words per vertex.
