@@ -137,6 +137,11 @@ impl Bvh {
             first_block[start as usize] = block_count;
             block_count += count.div_ceil(BLOCK as u32);
         }
+        // One after the other, each freeing what it alone reads, so that the largest arrays are
+        // never live at once: the leaf blocks (which alone read the leaf order and the meshes'
+        // indices), then the wide nodes (which read the tree), then the vertices' numbering.
+        // Zeroing a type aligned to a cache line writes every page, so the blocks take their
+        // memory when they are made.
         let mut blocks: Vec<TriBlock> = bytemuck::allocation::zeroed_vec(block_count as usize);
         crate::mem::advise_huge_pages(&blocks);
         let corners = |t: u32| {
@@ -145,10 +150,6 @@ impl Bvh {
                 (first_vertex[m] + v as usize) as u32
             })
         };
-        // One after the other, each freeing what it alone reads: made side by side, the build tree,
-        // the wide nodes and the leaf blocks were live at once, a large world's highest point.
-        let (nodes, root) = flatten::flatten(NodeRef::Boxed(&tree), &first_block);
-        drop((tree, first_block));
         // Written in place by groups of leaves, each group's blocks a slice of their own: collected
         // through rayon's lists, the blocks were held twice.
         const LEAF_GROUP: usize = 4096;
@@ -170,9 +171,14 @@ impl Bvh {
                 }
             }
         });
-        let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
         drop((leaves, ids));
         meshes.iter_mut().for_each(|m| drop(std::mem::replace(&mut m.indices, Cow::Borrowed(&[]))));
+        let (nodes, root) = flatten::flatten(NodeRef::Boxed(&tree), &first_block);
+        drop((tree, first_block));
+        // A tile's subtree is an array of a few hundred kilobytes, freed in the allocator's arenas,
+        // which the arrays below are too large to reuse: give them back.
+        crate::mem::return_freed_memory();
+        let (lo, hi) = if tri_count == 0 { ([0.0; 3], [0.0; 3]) } else { (bounds.lo.into(), bounds.hi.into()) };
         let (positions, sources) = number_vertices_by_first_use(&mut blocks, &meshes, &first_vertex, vertex_base);
         drop(meshes);
         Ok((Bvh { nodes, blocks, positions, tri_count, root, lo, hi }, sources))

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 const PARALLEL_LEVELS: u32 = 3;
 
 fn empty_node() -> Node {
-    Node { lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3], hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3], child: [0; WIDTH] }
+    Node { lo: [[Vec4::splat(f32::INFINITY); HALVES]; 3], hi: [[Vec4::splat(f32::NEG_INFINITY); HALVES]; 3], child: [0; WIDTH], unused: [0; 8] }
 }
 
 /// The children of `node`'s wide node: binary levels opened, largest area first (which keeps the

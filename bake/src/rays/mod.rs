@@ -36,12 +36,15 @@
 //! points to).
 
 mod build;
+mod scratch;
 #[cfg(test)]
 mod test_rng;
 mod triangle;
 mod walk;
 
 use std::borrow::Cow;
+
+pub use scratch::WrittenBvh;
 
 use glam::{Vec3A, Vec4};
 use triangle::{TriBlock, BLOCK};
@@ -182,7 +185,7 @@ pub enum Cull {
 /// An 8-wide node: the boxes of up to eight children in structure-of-arrays form, so two 4-lane
 /// operations per slab plane test all of them. Unused slots hold an inverted box that no ray
 /// enters.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
 struct Node {
     /// `lo[axis][h]` / `hi[axis][h]`: lane i of half h belongs to child 4h + i.
@@ -190,6 +193,8 @@ struct Node {
     hi: [[Vec4; HALVES]; 3],
     /// Interior: node index. Leaf: `LEAF_FLAG | first block << 3 | (triangle count - 1)`.
     child: [u32; WIDTH],
+    /// The rest of the fourth cache line, named so that a node is plain bytes (see `scratch.rs`).
+    unused: [u32; 8],
 }
 
 /// Four-lane halves of a node: children per node = 4 · HALVES.
