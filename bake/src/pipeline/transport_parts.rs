@@ -78,7 +78,13 @@ impl Slice {
     /// Adds `other` (a slice of the same range) to this one, word by word.
     fn add(&mut self, other: &Slice) {
         self.flights += other.flights;
-        self.sums.par_chunks_exact_mut(8).zip(other.sums.par_chunks_exact(8)).for_each(|(a, b)| {
+        self.add_words(0, &other.sums);
+    }
+
+    /// Adds `bytes` (words as [`LightSums::words_to_bytes`] gives them) to the words from word
+    /// `at` on.
+    fn add_words(&mut self, at: usize, bytes: &[u8]) {
+        self.sums[8 * at..8 * at + bytes.len()].par_chunks_exact_mut(8).zip(bytes.par_chunks_exact(8)).for_each(|(a, b)| {
             let sum = i64::from_le_bytes(a.try_into().expect("8 bytes")).wrapping_add(i64::from_le_bytes(b.try_into().expect("8 bytes")));
             a.copy_from_slice(&sum.to_le_bytes());
         });
@@ -166,21 +172,31 @@ impl CachedParts<'_> {
         Ok(())
     }
 
-    /// Slice `j` of part `k`: read, else waited for while another process traces the part, else
-    /// traced here.
-    fn part_slice(&self, work: &PhaseWork, k: u32, j: u32, n: u32, words: usize) -> Result<Slice, LightingError> {
-        let len = slice_range(words, j, n).len();
+    /// Adds slice `j` of part `k` to `total`: read, else waited for while another process traces
+    /// the part, else traced here (and added from the part's sums a piece at a time: a copy of
+    /// the slice beside them was a large world's highest point).
+    fn add_part_slice(&self, work: &PhaseWork, k: u32, j: u32, n: u32, words: usize, total: &mut Slice) -> Result<(), LightingError> {
+        let range = slice_range(words, j, n);
+        let len = range.len();
         let label = || format!("{} part {k}/{n} slice {j}", work.phase.name());
         let slice_key = self.slice_key(work, k, j, n);
         let read = || self.read(label(), &slice_key, len);
         // The part's last slice is stored last: once it is there, the whole part is.
         let claim: Option<Claim> = match self.cache.read_or_claim(&self.part_key(work, k, n), &self.slice_key(work, k, n - 1, n), read) {
-            Waited::Read(s) => return Ok(s),
+            Waited::Read(s) => {
+                total.add(&s);
+                return Ok(());
+            }
             Waited::Claimed(claim) => claim,
         };
-        let s = self.trace(work, k, n, words, |part| Slice { flights: part.flights, sums: part.words_to_bytes(slice_range(words, j, n)) })?;
+        self.trace(work, k, n, words, |part| {
+            total.flights += part.flights;
+            for at in range.clone().step_by(PIECE_WORDS) {
+                total.add_words(at - range.start, &part.words_to_bytes(at..(at + PIECE_WORDS).min(range.end)));
+            }
+        })?;
         drop(claim);
-        Ok(s)
+        Ok(())
     }
 
     /// Slice `j`'s total over every part: read, else waited for while another process adds it up,
@@ -196,7 +212,7 @@ impl CachedParts<'_> {
         };
         let mut total = Slice { flights: 0, sums: vec![0; 8 * len] };
         for k in self.role.rotate(&(0..n).collect::<Vec<_>>()) {
-            total.add(&self.part_slice(work, k, j, n, words)?);
+            self.add_part_slice(work, k, j, n, words, &mut total)?;
         }
         self.cache.computed(&label(), &key, &total.to_bytes()?);
         drop(claim);
@@ -245,6 +261,8 @@ mod tests {
         a.add(&Slice { flights: 4, sums: words(&[10, 5, 1]) });
         assert_eq!(a.flights, 7);
         assert_eq!(a.sums, words(&[11, 3, i64::MIN]), "wrapping, as the fixed-point sums are");
+        a.add_words(1, &words(&[100, -1]));
+        assert_eq!(a.sums, words(&[11, 103, i64::MAX]), "words added from a word on");
         let back = Slice::from_bytes(&a.to_bytes().unwrap(), 3).unwrap();
         assert_eq!((back.flights, back.sums), (7, a.sums.clone()));
         assert!(Slice::from_bytes(&a.to_bytes().unwrap(), 4).is_err(), "a slice of another length is refused");
