@@ -77,6 +77,7 @@ mod water_tests;
 
 pub use fixed::LightSums;
 pub use lookup::{LightLookup, LOOKUP_LAYOUT};
+pub use parked::Parking;
 pub use parts::{AllPathsHere, PathParts, PathPhase, PhaseWork};
 pub use scene::PreparedScene;
 pub use spec::{LightSpec, LightingSpec, LineLight, MaterialAlbedo, MoonSpec, PointLight, SkySpec, SpecError, SpotLight, SunSpec};
@@ -86,7 +87,7 @@ pub use water::{WaterMedium, WaterMediumError};
 use crate::rays::{BuildError, Bvh, Cull, Ray};
 use fixed::Fixed;
 use glam::Vec3A;
-use parked::ParkedSums;
+use parked::{ParkedBvh, ParkedSums};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use surface::VertexGrid;
@@ -294,7 +295,7 @@ fn bake_lighting_full(
     parts: &dyn PathParts,
 ) -> Result<BakedLighting, LightingError> {
     check_settings(bounds, volume, spec, water)?;
-    let scene = PreparedScene::new(mesh.borrowed())?;
+    let scene = PreparedScene::new(mesh.borrowed(), Parking::InMemory)?;
     let baked = bake_prepared_full(scene, bounds, volume, spec, seed, continuation, water, parts, |bvh| bvh)?;
     Ok(BakedLighting { lookup: baked.lookup, bvh: baked.tracer, celestial: celestial(spec), eps: baked.eps, water: water.cloned() })
 }
@@ -371,7 +372,7 @@ fn bake_prepared_full<T>(
     parts: &dyn PathParts,
     keep_tracer: impl FnOnce(Bvh) -> T,
 ) -> Result<Finished<T>, LightingError> {
-    let PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo } = prepared;
+    let PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo, parking } = prepared;
     // Scene box: the world bounds grown around the mesh; eps scales with its size and distance
     // from the origin, so ray offsets stay well above float rounding of the hit points.
     let (mlo, mhi) = bvh.bounds();
@@ -407,21 +408,6 @@ fn bake_prepared_full<T>(
     let counts = if lit_triangles == 0 { vec![0; sources.len()] } else { transport::allocate(&sources, total_paths, reflectance) };
     let total_power: f64 = sources.iter().map(|s| s.power.iter().fold(0.0f32, |m, &p| m.max(p)) as f64).sum();
     let fixed = Fixed::for_scene(total_power, (hi - lo).max_element());
-    let scene = Scene {
-        bvh: &bvh,
-        corner_weld: &corner_weld,
-        materials: materials.as_deref(),
-        albedo_table: &albedo_table,
-        default_albedo: spec.albedo,
-        bounces: spec.bounces,
-        eps,
-        seed,
-        record_segments: volume.dims.iter().all(|&d| d > 0),
-        lit_triangles: lit_triangles as u32,
-        occluder_albedo: &occluder_albedo,
-        water,
-        fixed,
-    };
     // A pilot share of every source's paths, traced with plain Russian roulette, shows where the
     // light goes; the rest follow a weight window built from it. Both shares carry the same
     // per-photon power, so together they are one unbiased estimate.
@@ -429,19 +415,40 @@ fn bake_prepared_full<T>(
     let zeroed = || LightSums::zeroed(surface.vertices, has_lights, VolumeAccumulator::new(*volume, fixed));
     let divisor = if continuation == Continuation::WeightWindow { PILOT_DIVISOR } else { 1 };
     let pilot: Vec<(u64, u64)> = counts.iter().map(|&c| (0, c.div_ceil(divisor))).collect();
-    let trace_phase = |ranges: &[(u64, u64)], importance: Option<&transport::Importance>, k: u32, n: u32, into: &mut LightSums| {
+    let trace_phase = |bvh: &Bvh, ranges: &[(u64, u64)], importance: Option<&transport::Importance>, k: u32, n: u32, into: &mut LightSums| {
+        let scene = Scene {
+            bvh,
+            corner_weld: &corner_weld,
+            materials: materials.as_deref(),
+            albedo_table: &albedo_table,
+            default_albedo: spec.albedo,
+            bounces: spec.bounces,
+            eps,
+            seed,
+            record_segments: volume.dims.iter().all(|&d| d > 0),
+            lit_triangles: lit_triangles as u32,
+            occluder_albedo: &occluder_albedo,
+            water,
+            fixed,
+        };
         let part: Vec<(u64, u64)> = ranges.iter().map(|&(a, b)| (part_of(a, b, k, n), part_of(a, b, k + 1, n))).collect();
         transport::trace_all(&scene, importance, &sources, &counts, &part, into);
     };
-    let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&pilot, None, k, n, into), zeroed: &zeroed };
+    let mut bvh = bvh;
+    let work = PhaseWork { phase: PathPhase::Pilot, trace: &|k, n, into| trace_phase(&bvh, &pilot, None, k, n, into), zeroed: &zeroed };
     let mut sums = parts.sums(&work)?;
     if divisor > 1 {
-        // The pilot's sums wait compressed while its brightness is filtered and the rest traced.
+        // The pilot's sums wait compressed while its brightness is filtered and the rest traced;
+        // the tracer waits while the filter has its buffers (both are among a large world's
+        // largest arrays), where a bake asking for the least memory parks it.
         let luminance = sums.luminance(&fixed);
-        let pilot_sums = ParkedSums::park(sums)?;
+        let pilot_sums = ParkedSums::park(sums, parking)?;
+        let tracer = ParkedBvh::park(bvh, parking)?;
         let importance = transport::Importance::from_brightness(&surface.filter()?.luminance(luminance, spec.smoothing));
+        bvh = tracer.unpark()?;
         let rest: Vec<(u64, u64)> = counts.iter().zip(&pilot).map(|(&c, p)| (p.1, c)).collect();
-        let work = PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&rest, Some(&importance), k, n, into), zeroed: &zeroed };
+        let work =
+            PhaseWork { phase: PathPhase::Rest, trace: &|k, n, into| trace_phase(&bvh, &rest, Some(&importance), k, n, into), zeroed: &zeroed };
         sums = parts.sums(&work)?;
         pilot_sums.add_to(&mut sums)?;
     }

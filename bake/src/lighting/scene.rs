@@ -9,8 +9,7 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use super::parked::ParkedSurface;
-use super::surface::Surface;
+use super::parked::{ParkedSurface, Parking};
 use super::{LightingError, SceneMesh};
 use crate::rays::{Bvh, IndexedMesh};
 
@@ -26,11 +25,14 @@ pub struct PreparedScene {
     /// Lit triangles; the occluders' follow them in the BVH's numbering.
     pub(crate) lit_triangles: usize,
     pub(crate) occluder_albedo: Vec<[f32; 3]>,
+    /// Where the surface, and later the pilot's sums, wait while light is traced.
+    pub(crate) parking: Parking,
 }
 
 impl PreparedScene {
-    /// Checks `mesh` and builds what tracing reads from it.
-    pub fn new(mesh: SceneMesh) -> Result<PreparedScene, LightingError> {
+    /// Checks `mesh` and builds what tracing reads from it; what tracing does not read waits
+    /// parked as `parking` says.
+    pub fn new(mesh: SceneMesh, parking: Parking) -> Result<PreparedScene, LightingError> {
         let lit_triangles = mesh.indices.len() / 3;
         if let Some(m) = mesh.materials {
             if m.len() != lit_triangles {
@@ -42,7 +44,7 @@ impl PreparedScene {
         // threads (the surface, mostly one thread's work, no longer hides beside the build). The
         // surface is parked before the BVH is built.
         let (lit_vertices, materials) = (mesh.positions.len(), mesh.materials.map(<[u16]>::to_vec));
-        let surface = ParkedSurface::park(Surface::new(&mesh.positions, &mesh.indices))?;
+        let surface = ParkedSurface::build(&mesh.positions, &mesh.indices, parking)?;
         // Occluders go into the BVH after the lit triangles; the surface (deposits, filtering,
         // queries) is the lit triangles alone.
         let lit = IndexedMesh { positions: mesh.positions, indices: mesh.indices };
@@ -66,7 +68,7 @@ impl PreparedScene {
         let (bvh, mut corner_weld) = Bvh::build_meshes_numbered(meshes, &clusters)?;
         let weld = surface.weld()?;
         corner_weld.par_iter_mut().for_each(|s| *s = if (*s as usize) < lit_vertices { weld[*s as usize] } else { 0 });
-        Ok(PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo })
+        Ok(PreparedScene { bvh, surface, corner_weld, materials, lit_triangles, occluder_albedo, parking })
     }
 
     /// How many of its triangles are occluders (they block and reflect light, and receive none).

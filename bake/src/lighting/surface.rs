@@ -32,6 +32,7 @@ pub(crate) struct Surface {
 }
 
 impl Surface {
+    #[cfg(test)]
     pub(crate) fn new(positions: &[[f32; 3]], indices: &[u32]) -> Surface {
         let super::surface_build::Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge } =
             super::surface_build::build(positions, indices);

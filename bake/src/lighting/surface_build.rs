@@ -12,7 +12,9 @@ use rayon::prelude::*;
 /// Vertices per block of the parallel steps.
 const BLOCK: usize = 1 << 14;
 
-/// What [`super::surface::Surface`] is made of.
+/// What [`super::surface::Surface`] is made of (the bake parks each array as it is made, see
+/// `ParkedSurface::build`).
+#[cfg(test)]
 pub(super) struct Built {
     pub(super) weld: Vec<u32>,
     pub(super) pos: Vec<Vec3A>,
@@ -133,16 +135,44 @@ fn corner_lists(weld: &[u32], indices: &[u32], start: &[u32]) -> Vec<u32> {
 }
 
 /// The welded surface of `positions` and `indices` (complete triangles only).
+#[cfg(test)]
 pub(super) fn build(positions: &[[f32; 3]], indices: &[u32]) -> Built {
+    let Vertices { weld, pos, normal, area, degree, total_area, mean_edge } = vertices(positions, indices);
+    let (adj_start, adj) = neighbours(&weld, degree, indices);
+    Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge }
+}
+
+/// The welded surface but its neighbour lists, with what [`neighbours`] reads.
+pub(super) struct Vertices {
+    pub(super) weld: Vec<u32>,
+    pub(super) pos: Vec<Vec3A>,
+    pub(super) normal: Vec<Vec3A>,
+    pub(super) area: Vec<f32>,
+    /// Neighbour-list slots of each welded vertex before duplicates are removed.
+    pub(super) degree: Vec<u32>,
+    pub(super) total_area: f64,
+    pub(super) mean_edge: f32,
+}
+
+/// The first step of [`build`]: the weld, and the sums over the triangles. What it makes can be
+/// put away (parked) before the neighbour lists, the build's largest step, are made.
+pub(super) fn vertices(positions: &[[f32; 3]], indices: &[u32]) -> Vertices {
     let Weld { ids: weld, last } = weld(positions);
     let pos: Vec<Vec3A> = last.par_iter().map(|&v| positions[v as usize].into()).collect();
     drop(last);
-    let count = pos.len();
     let TriangleSums { mut normal, area, degree, total_area, edge_sum } = triangle_sums(&weld, &pos, indices);
     normal.par_iter_mut().for_each(|n| *n = n.normalize_or_zero());
+    let edges = indices.len().max(1) as f64;
+    Vertices { weld, pos, normal, area, degree, total_area, mean_edge: (edge_sum / edges) as f32 }
+}
+
+/// The second step of [`build`]: each welded vertex's neighbours, sorted, as list starts and
+/// lists, from the weld and the list slots of [`Vertices`].
+pub(super) fn neighbours(weld: &[u32], degree: Vec<u32>, indices: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let count = degree.len();
     let start = offsets(&degree);
     drop(degree);
-    let mut adj = corner_lists(&weld, indices, &start);
+    let mut adj = corner_lists(weld, indices, &start);
     // Each list sorted, without duplicates (an interior edge seen from both its triangles) or
     // self-loops (degenerate triangles), at the front of its block of vertices' lists.
     let mut blocks: Vec<&mut [u32]> = Vec::with_capacity(count.div_ceil(BLOCK));
@@ -189,8 +219,7 @@ pub(super) fn build(positions: &[[f32; 3]], indices: &[u32]) -> Built {
     adj.truncate(adj_start[count] as usize);
     // About half the slots were duplicates; a mapped block shrinks in place.
     adj.shrink_to_fit();
-    let edges = indices.len().max(1) as f64;
-    Built { weld, pos, normal, area, adj_start, adj, total_area, mean_edge: (edge_sum / edges) as f32 }
+    (adj_start, adj)
 }
 
 #[cfg(test)]

@@ -15,6 +15,13 @@ impl Engine<'_> {
         self.cache.has_store() && !self.hold
     }
 
+    /// Whether this bake asks for the least memory, trading time for it ([`MemoryUse::Least`](crate::pipeline::MemoryUse::Least)
+    /// with a store to read back from): a computation's own large idle data then waits on disk
+    /// rather than in memory.
+    pub fn saves_memory(&self) -> bool {
+        self.lets_go()
+    }
+
     /// Releases every world value and tile output the cache can give back (stored products'
     /// values and every tile output, when the bake has a store), for a computation that has read
     /// all it needs and is about to need much memory of its own (light transport); what is asked

@@ -22,8 +22,8 @@ use super::lod::{TileId, Tiling};
 use super::transport_parts::CachedParts;
 use crate::le::{LeReader, LeWriter};
 use crate::lighting::{
-    bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, Occluders, PathParts, PreparedScene, SceneMesh, VolumeDesc,
-    LOOKUP_LAYOUT,
+    bake_lookup_in_parts, AllPathsHere, IrradianceVolume, LightLookup, LightingError, Occluders, Parking, PathParts, PreparedScene, SceneMesh,
+    VolumeDesc, LOOKUP_LAYOUT,
 };
 
 /// Version of light transport's and the per-tile lighting's algorithm: bump it whenever its output for the same inputs changes, so stale
@@ -107,7 +107,11 @@ fn medium_key(keys: &KeyCtx) -> Result<Option<u128>, BakeError> {
 /// The scene light transport traces over the level-0 surfaces (main triangles, skirts excluded):
 /// the tiles' meshes joined in their order, and the occluders, which block and reflect light;
 /// with the first vertex of each tile in the joined mesh.
-fn prepare_scene(level0: Vec<(TileId, Arc<TileOutput>)>, occluders: &OccluderMesh) -> Result<(PreparedScene, Vec<u32>), LightingStageError> {
+fn prepare_scene(
+    level0: Vec<(TileId, Arc<TileOutput>)>,
+    occluders: &OccluderMesh,
+    parking: Parking,
+) -> Result<(PreparedScene, Vec<u32>), LightingStageError> {
     let mut clusters = Vec::with_capacity(level0.len());
     let mut first_vertex = Vec::with_capacity(level0.len());
     // The joined mesh lives only while the scene is prepared from it.
@@ -131,6 +135,9 @@ fn prepare_scene(level0: Vec<(TileId, Arc<TileOutput>)>, occluders: &OccluderMes
             positions.extend_from_slice(&mesh.positions[..]);
             clusters.push((mesh.main_index_count / 3) as u32);
         }
+        // The tiles' decoded meshes were small allocations of the allocator's arenas, freed
+        // there but not given back to the OS: the scene's build would not reuse them.
+        crate::mem::return_freed_memory();
         let occluders = (!occluders.indices.is_empty()).then_some(Occluders {
             positions: &occluders.positions,
             indices: &occluders.indices,
@@ -139,7 +146,7 @@ fn prepare_scene(level0: Vec<(TileId, Arc<TileOutput>)>, occluders: &OccluderMes
         });
         // Given, not lent: the scene lets go of the joined mesh while the BVH is built.
         let mesh = SceneMesh { positions: positions.into(), indices: indices.into(), materials: None, clusters: &clusters, occluders };
-        PreparedScene::new(mesh)?
+        PreparedScene::new(mesh, parking)?
     };
     Ok((scene, first_vertex))
 }
@@ -246,7 +253,9 @@ impl WorldProduct for TransportProduct {
             // peaks: the density volume and the trees pack are read back from the cache by later
             // steps.
             ctx.release_stored_values();
-            let (scene, firsts) = prepare_scene(ids.iter().copied().zip(meshes).collect(), &occluders).map_err(failed)?;
+            // A bake asking for the least memory parks what tracing does not read on disk.
+            let parking = if ctx.saves_memory() { Parking::InTempFile } else { Parking::InMemory };
+            let (scene, firsts) = prepare_scene(ids.iter().copied().zip(meshes).collect(), &occluders, parking).map_err(failed)?;
             // The scene holds what it needs of them (the trees' crowns: millions of triangles).
             drop(occluders);
             let occluder_triangles = scene.occluder_triangles();
