@@ -10,7 +10,7 @@
 use glam::Vec3A;
 use rayon::prelude::*;
 
-use super::surface::{MeshFilter, Surface, VertexGrid};
+use super::surface::VertexGrid;
 use super::{BakeStats, Irradiance, IrradianceVolume, LightingError};
 use crate::le::{LeReader, LeWriter};
 
@@ -43,8 +43,13 @@ pub(super) fn check_queries(positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Res
 }
 
 impl LightLookup {
+    /// The lookup over the welded vertices (`weld`, `pos`, `normal`: the surface's) and their
+    /// filtered irradiance.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
-        surface: Surface,
+        weld: Vec<u32>,
+        pos: Vec<Vec3A>,
+        normal: Vec<Vec3A>,
         ambient: Vec<[f32; 3]>,
         lights: Option<Vec<[f32; 3]>>,
         grid: VertexGrid,
@@ -52,7 +57,6 @@ impl LightLookup {
         volume: IrradianceVolume,
         stats: BakeStats,
     ) -> LightLookup {
-        let Surface { weld, pos, filter: MeshFilter { normal, .. }, .. } = surface;
         LightLookup { weld, pos, normal, ambient, lights, grid, lookup_radius, volume, stats }
     }
 

@@ -87,10 +87,10 @@ pub use water::{WaterMedium, WaterMediumError};
 use crate::rays::{BuildError, Bvh, Cull, Ray};
 use fixed::Fixed;
 use glam::Vec3A;
-use parked::{ParkedBvh, ParkedSums};
+use parked::{ParkedBvh, ParkedSums, ParkedVolume};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use surface::VertexGrid;
+use surface::{MeshFilter, VertexGrid};
 use transport::Scene;
 use volume::VolumeAccumulator;
 
@@ -460,19 +460,24 @@ fn bake_prepared_full<T>(
     drop(corner_weld);
     let volume = accumulator.finish(&bvh, lit_triangles as u32, hi.z, eps);
     let tracer = keep_tracer(bvh);
-    let surface = surface.unpark()?;
-    // One map at a time: the filter's buffers then hold three channels and the area.
+    // The filter's arrays are unparked first, and the lookup's own (the weld, the positions) and
+    // the finished volume only once the filter's buffers are gone. One map at a time: the
+    // filter's buffers then hold three channels and the area.
+    let volume = ParkedVolume::park(volume, parking)?;
+    let filter = surface.filter()?;
     let filtered = |exact: words::SplitWords| {
         let power = fixed::power_values(&exact, &fixed);
         drop(exact);
-        surface.filter.irradiance(power, spec.smoothing)
+        filter.irradiance(power, spec.smoothing)
     };
     let ambient = filtered(ambient);
     let lights = (!lights.is_empty()).then(|| filtered(lights));
+    let MeshFilter { normal, .. } = filter;
+    let (weld, pos, volume) = (surface.weld()?, surface.positions()?, volume.unpark()?);
     let lookup_radius = 2.5 * surface.mean_edge.max(eps);
-    let grid = VertexGrid::new(&surface.pos, lookup_radius);
-    let stats = BakeStats { paths: counts, flights, vertices: surface.pos.len(), triangles: lit_triangles, area: surface.total_area };
-    let lookup = LightLookup::new(surface, ambient, lights, grid, lookup_radius, volume, stats);
+    let grid = VertexGrid::new(&pos, lookup_radius);
+    let stats = BakeStats { paths: counts, flights, vertices: pos.len(), triangles: lit_triangles, area: surface.total_area };
+    let lookup = LightLookup::new(weld, pos, normal, ambient, lights, grid, lookup_radius, volume, stats);
     Ok(Finished { lookup, tracer, eps })
 }
 

@@ -19,9 +19,11 @@ use std::sync::Mutex;
 use glam::Vec3A;
 use rayon::prelude::*;
 
-use super::surface::{MeshFilter, Surface};
+use super::surface::MeshFilter;
+#[cfg(test)]
+use super::surface::Surface;
 use super::surface_build::{self, Vertices};
-use super::{LightSums, LightingError};
+use super::{IrradianceVolume, LightSums, LightingError};
 use crate::rays::{Bvh, WrittenBvh};
 
 /// zstd level of parked frames: level 1 packs them about as small as level 3 in well under half
@@ -288,10 +290,16 @@ impl ParkedSurface {
         })
     }
 
+    /// The welded positions (as [`Surface::pos`]).
+    pub(crate) fn positions(&self) -> Result<Vec<Vec3A>, LightingError> {
+        self.pos.unpack_vectors(&self.shelf)
+    }
+
     /// The whole surface again, the same bits as parked.
+    #[cfg(test)]
     pub(crate) fn unpark(self) -> Result<Surface, LightingError> {
         let filter = self.filter()?;
-        Ok(Surface { weld: self.weld()?, pos: self.pos.unpack_vectors(&self.shelf)?, filter, total_area: self.total_area, mean_edge: self.mean_edge })
+        Ok(Surface { weld: self.weld()?, pos: self.positions()?, filter, total_area: self.total_area, mean_edge: self.mean_edge })
     }
 
     /// Compressed bytes held.
@@ -327,6 +335,33 @@ impl ParkedBvh {
                 written.read_back(&mut file).map_err(|e| in_file("reading", e))
             }
         }
+    }
+}
+
+/// The finished irradiance volume while the surface's filter runs: its two directional maps
+/// parked as floats, the rest at hand.
+pub(crate) struct ParkedVolume {
+    shelf: Shelf,
+    ambient: Frames,
+    direct: Frames,
+    /// The volume with its maps taken out.
+    rest: IrradianceVolume,
+}
+
+impl ParkedVolume {
+    pub(crate) fn park(mut volume: IrradianceVolume, parking: Parking) -> Result<ParkedVolume, LightingError> {
+        let shelf = Shelf::new(parking)?;
+        let ambient = Frames::pack_floats(&shelf, bytemuck::cast_slice(&std::mem::take(&mut volume.ambient)))?;
+        let direct = Frames::pack_floats(&shelf, bytemuck::cast_slice(&std::mem::take(&mut volume.direct)))?;
+        Ok(ParkedVolume { shelf, ambient, direct, rest: volume })
+    }
+
+    /// The volume again, the same bits as parked.
+    pub(crate) fn unpark(self) -> Result<IrradianceVolume, LightingError> {
+        let cells = |frames: &Frames| -> Result<Vec<[[f32; 3]; 6]>, LightingError> {
+            Ok(bytemuck::allocation::pod_collect_to_vec(&frames.unpack_floats(&self.shelf)?))
+        };
+        Ok(IrradianceVolume { ambient: cells(&self.ambient)?, direct: cells(&self.direct)?, ..self.rest })
     }
 }
 
@@ -462,6 +497,24 @@ mod tests {
             assert_eq!(matches!(parked, ParkedBvh::Written(..)), parking == Parking::InTempFile);
             let back = parked.unpark().unwrap();
             assert_eq!((back.memory(), back.intersect(&ray).map(|h| (h.t.to_bits(), h.tri))), (memory, hit), "{parking:?}");
+        }
+    }
+
+    #[test]
+    fn a_parked_volume_unparks_to_the_same_bits() {
+        let cell = |i: usize| std::array::from_fn(|d| std::array::from_fn(|c| (i * 18 + d * 3 + c) as f32 * 0.37 - 5.0));
+        let n = 3 * FRAME_VALUES / 18 + 7;
+        let volume = IrradianceVolume {
+            min: [0.0; 3],
+            max: [1.0, 2.0, 3.0],
+            dims: [n, 1, 1],
+            ambient: (0..n).map(cell).collect(),
+            direct: (0..n).map(|i| cell(i + 1)).collect(),
+            air: (0..n).map(|i| (i % 3) as f32 / 2.0).collect(),
+        };
+        for parking in BOTH {
+            let back = ParkedVolume::park(volume.clone(), parking).unwrap().unpark().unwrap();
+            assert!(back == volume, "{parking:?}");
         }
     }
 }

@@ -19,8 +19,11 @@ use rayon::prelude::*;
 use super::fixed::{Fixed, MAP_BLOCK_VERTICES};
 use super::words::SplitWords;
 
-/// The welded mesh: where deposits land, and the filter over its connectivity.
+/// The welded mesh: where deposits land, and the filter over its connectivity. A bake never holds
+/// it whole: it builds and parks it array by array (`ParkedSurface::build`) and unparks only the
+/// arrays each step reads; the whole is what the tests compare those with.
 #[cfg_attr(test, derive(Debug, PartialEq))]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Surface {
     /// Input vertex → welded vertex.
     pub(crate) weld: Vec<u32>,
