@@ -50,6 +50,9 @@ const PROTOTYPE_SECONDS: f64 = 0.3;
 /// Memory per ground-map sample of grass (one every half voxel over the world): the ground hit and
 /// normal, AO, keep, vigour, light and the tiles' copies of the maps.
 const GRASS_SAMPLE_BYTES: f64 = 48.0;
+/// Memory per ground-map sample of the ground's shape (height, normal, keep, vigour), which a bake
+/// without a stage cache holds from before light transport to the map.
+const GRASS_SHAPE_SAMPLE_BYTES: f64 = 18.0;
 /// Memory per level-0 grass blade of the unique patches (every level, as grown, as the section and
 /// encoded in the shared pack).
 const GRASS_BLADE_BYTES: f64 = 500.0;
@@ -121,7 +124,7 @@ impl Estimate {
                 .max(transport_bytes + grass.patch_bytes.max(wave_bytes).max(trees.growing_bytes))
                 .max(grass.map_bytes + grass.patch_bytes),
         };
-        let held = if cached { 0.0 } else { HELD_SAMPLE_BYTES * samples + trees.held_bytes };
+        let held = if cached { 0.0 } else { HELD_SAMPLE_BYTES * samples + trees.held_bytes + grass.shape_bytes };
         let bytes = BASE_BYTES + THREAD_BYTES * threads as f64 + water_bytes + held + steps;
         let area = triangles / TRIANGLES_PER_VOXEL_AREA * vs * vs;
         let light_paths = f64::from(spec.lighting.paths_per_area) * area;
@@ -199,6 +202,8 @@ fn trees(spec: &WorldSpec) -> TreesCost {
 struct GrassCost {
     /// The world-wide ground map.
     map_bytes: f64,
+    /// The ground's shape, held through light transport by a bake without a stage cache.
+    shape_bytes: f64,
     /// The unique patches with their levels.
     patch_bytes: f64,
     /// Core-seconds of the ground map.
@@ -214,7 +219,12 @@ fn grass(spec: &WorldSpec) -> GrassCost {
     let tile = f64::from(spec.volume.tile_size) * spec.volume.voxel_size;
     let side = g.patch_side(tile);
     let blades = f64::from(g.patches) * g.patch_density() * side * side;
-    GrassCost { map_bytes: map * GRASS_SAMPLE_BYTES, patch_bytes: blades * GRASS_BLADE_BYTES, seconds: map * GRASS_SAMPLE_SECONDS }
+    GrassCost {
+        map_bytes: map * GRASS_SAMPLE_BYTES,
+        shape_bytes: map * GRASS_SHAPE_SAMPLE_BYTES,
+        patch_bytes: blades * GRASS_BLADE_BYTES,
+        seconds: map * GRASS_SAMPLE_SECONDS,
+    }
 }
 
 /// Memory of a world's water: the flood fill's mask (one byte per sample up to the level) and the

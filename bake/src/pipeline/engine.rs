@@ -355,6 +355,11 @@ impl<'a> Engine<'a> {
             if self.read_only && p.stored() {
                 return Err(BakeError::Incomplete(format!("{} is not in the cache yet", p.name())));
             }
+            for (j, e) in self.registry.entries().iter().enumerate() {
+                if matches!(e, Entry::World(q) if q.made_before().contains(&p.name())) {
+                    self.resolve_world(j)?;
+                }
+            }
             // Shards claim a stored product once what it reads is resolved: one computes it, the
             // others wait only for that, and then read it. One whose items they split is claimed
             // once each has done its share, if it has that step.
@@ -448,7 +453,7 @@ impl<'a> Engine<'a> {
             for (t, o) in computed {
                 self.set_output(i, t, o);
             }
-            self.note(p.report_stage(), format!("{count} {} computed", p.name()));
+            self.note_computed(p.report_stage(), p.name(), count);
             Ok(())
         })
     }

@@ -18,9 +18,29 @@ use crate::pipeline::StageTiming;
 pub(super) struct Clock {
     /// Per report stage: wall and processor seconds, steps nested in others excluded.
     seconds: BTreeMap<&'static str, [f64; 2]>,
-    details: BTreeMap<&'static str, Vec<String>>,
+    details: BTreeMap<&'static str, Vec<Detail>>,
     /// Per driving thread, per open step: the wall and processor seconds of the steps nested in it.
     nested: HashMap<ThreadId, Vec<[f64; 2]>>,
+}
+
+/// A line about a stage's work in the bake report.
+enum Detail {
+    Text(String),
+    /// Tiles of a tile product computed: one line for the tiles of consecutive passes (a world
+    /// product that reads tiles a chunk at a time computes the missing ones chunk by chunk).
+    Computed {
+        product: &'static str,
+        tiles: usize,
+    },
+}
+
+impl std::fmt::Display for Detail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Detail::Text(t) => f.write_str(t),
+            Detail::Computed { product, tiles } => write!(f, "{tiles} {product} computed"),
+        }
+    }
 }
 
 thread_local! {
@@ -74,7 +94,17 @@ impl Engine<'_> {
 
     /// Adds a line about the work of `stage` to the report.
     pub(super) fn note(&self, stage: &'static str, detail: String) {
-        self.clock.lock().expect("clock").details.entry(stage).or_default().push(detail);
+        self.clock.lock().expect("clock").details.entry(stage).or_default().push(Detail::Text(detail));
+    }
+
+    /// Adds `tiles` tiles of tile product `product` computed to the report's line about `stage`.
+    pub(super) fn note_computed(&self, stage: &'static str, product: &'static str, tiles: usize) {
+        let mut c = self.clock.lock().expect("clock");
+        let lines = c.details.entry(stage).or_default();
+        match lines.last_mut() {
+            Some(Detail::Computed { product: last, tiles: count }) if *last == product => *count += tiles,
+            _ => lines.push(Detail::Computed { product, tiles }),
+        }
     }
 
     /// Wall time, processor time and work per report stage, in registry order, then `packs`.
@@ -94,7 +124,7 @@ impl Engine<'_> {
         names
             .into_iter()
             .map(|name| {
-                let mut detail = c.details.get(name).map(|d| d.join("; ")).unwrap_or_default();
+                let mut detail = c.details.get(name).map(|d| d.iter().map(Detail::to_string).collect::<Vec<_>>().join("; ")).unwrap_or_default();
                 if detail.is_empty() {
                     detail = "unchanged (cached)".into();
                 }

@@ -94,6 +94,25 @@ impl Engine<'_> {
         }
     }
 
+    /// Lets go, when the bake lets go of what its cache can give back, of tile product `product`'s
+    /// outputs for `tiles` and of those of the tile products it reads (resolved to bake them): a
+    /// world product that [resolves its own tiles](crate::pipeline::product::WorldProduct::resolves_its_tiles)
+    /// has read them, and a later reader reads them back (the grass ground map reads every
+    /// level-0 tile's light a chunk at a time).
+    pub fn let_go_of_tile_outputs(&self, product: &str, tiles: &[usize]) -> Result<(), BakeError> {
+        let i = self.registry.index(product)?;
+        let Entry::Tile(p) = &self.registry.entries()[i] else {
+            return Err(self.plan.internal(format_args!("{product} is not a tile product")));
+        };
+        if self.lets_go() {
+            tiles.iter().for_each(|&t| drop(self.outputs[i][t].lock().expect("tile outputs").take()));
+            for need in p.tile_needs() {
+                self.let_go_of_tile_outputs(need, tiles)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Releases, when the bake has a store, every tile product's output for `tiles` (their packs
     /// are made).
     pub(super) fn release_tile_outputs(&self, tiles: &[usize]) {

@@ -6,8 +6,10 @@
 //! The map is computed once for the whole world at half-voxel spacing and every tile of every level
 //! takes its samples from it (level k every 2^k-th sample), so neighbouring tiles agree on their
 //! shared border samples, and the slope test at a sample sees its neighbours across tile borders.
-//! The algorithm of the patches is `crate::grass`; the map is `grass_ground.rs` (computed in bands
-//! of rows that shards split among them), the instances `grass_build.rs`.
+//! The algorithm of the patches is `crate::grass`; the map is `grass_ground.rs`, made in two
+//! products: its shape (`grass-shape`, from the density volume, before light transport) and its
+//! light (`grass-ground`, after it), each in bands of rows that shards split among them; the
+//! instances are `grass_build.rs`.
 
 use std::borrow::Cow;
 
@@ -33,7 +35,10 @@ mod build;
 #[path = "grass_ground.rs"]
 mod ground;
 
-pub use ground::GroundMap;
+pub use ground::{GroundMap, GroundShape};
+
+/// Level-0 tiles whose light the ground map reads at once.
+const LIGHT_CHUNK: usize = 1024;
 
 /// Version of the grass products' algorithms (patches, ground map, keep rule, instances): bump it
 /// whenever their output for the same inputs changes.
@@ -201,8 +206,121 @@ fn level0_tiles(plan: &Plan) -> Vec<usize> {
     (0..plan.tiles.len()).filter(|&t| plan.tiles[t].level == 0).collect()
 }
 
-/// `grass-ground`: the world-wide map grass stands on (not stored: the tiles' slices are). Shards
-/// split its bands among them, each storing the ones it computes, and read the others'.
+/// The keys that shape the ground map: the density, `[ao]`, the tiling, the keep keys of
+/// `[grass]`, the density image and the water level.
+fn shape_inputs(keys: &KeyCtx, spec: &GrassSpec) -> Result<StageInputs, BakeError> {
+    let world = keys.plan().world;
+    let t = &keys.plan().tiling;
+    let image = world.grass_density.as_ref().map(|i| xxhash_rust::xxh3::xxh3_64(&i.png));
+    Ok(StageInputs::new("grass shape", GRASS_VERSION)
+        .with("density", keys.world_key("volume")?.key().0)
+        .with("ao settings", settings_hash(&world.spec.ao))
+        .with("tiling", settings_hash(&(t.tile_voxels, t.tiles, t.voxel_size.to_bits())))
+        .with("keep", settings_hash(&(spec.max_slope.to_bits(), spec.height_band.map(f64::to_bits), spec.height.map(f64::to_bits), spec.ao_prune)))
+        .with("density image", settings_hash(&image))
+        .with_some("water level", super::water::water_level(world).map(|l| settings_hash(&l.to_bits()))))
+}
+
+/// The samples of the world's ground map.
+fn map_samples(plan: &Plan) -> [usize; 2] {
+    ground::samples(plan.world.dims())
+}
+
+/// `grass-shape`: the ground map without its light (see `grass_ground.rs`), made from the density
+/// before light transport (`made_before`), while the bake holds the volume for the trees, and
+/// stored, so that the map's step after transport does not read the volume back. Shards split its
+/// bands.
+pub struct GrassShapeProduct;
+
+impl GrassShapeProduct {
+    /// Runs `f` on what the shape is made from: the volume, the world's keys and its density image.
+    fn with_inputs<T>(ctx: &WorldCtx, spec: &GrassSpec, f: impl FnOnce(&ground::ShapeInputs) -> Result<T, BakeError>) -> Result<T, BakeError> {
+        let world = ctx.plan().world;
+        let volume = ctx.world::<Volume>("volume")?;
+        let image =
+            world.grass_density.as_ref().map(|img| DensityImage::from_texel_centres(img.map.width, img.map.height, |u, v| img.map.sample(u, v)));
+        f(&ground::ShapeInputs {
+            volume: &volume,
+            voxel_size: ctx.plan().tiling.voxel_size,
+            spec,
+            ao: &world.spec.ao,
+            image: image.as_ref(),
+            water_level: super::water::water_level(world),
+        })
+    }
+}
+
+impl WorldProduct for GrassShapeProduct {
+    fn name(&self) -> &'static str {
+        "grass-shape"
+    }
+    fn report_stage(&self) -> &'static str {
+        "grass"
+    }
+    fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        match grass_spec(keys.plan().world) {
+            Some(spec) => shape_inputs(keys, spec),
+            None => Ok(StageInputs::new("grass shape", 0)),
+        }
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["volume"]
+    }
+    fn made_before(&self) -> &'static [&'static str] {
+        &["transport"]
+    }
+    fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
+        let Some(spec) = grass_spec(ctx.plan().world) else {
+            return Ok((Box::new(GroundShape::default()), "no grass".into()));
+        };
+        let (n, keys, err) = (map_samples(ctx.plan()), self.inputs(ctx)?, fail(ctx.plan(), self.name()));
+        let bands = Self::with_inputs(ctx, spec, |inputs| {
+            ctx.shared_items(
+                "grass shape band",
+                &keys,
+                ground::band_count(n),
+                |b| ground::shape_band(inputs, b).map_err(&err),
+                |rows| Ok(rows.to_bytes()),
+                |b, bytes| ground::ShapeRows::from_bytes(bytes, ground::band_samples(n, b)),
+            )
+        })?;
+        let count = bands.len();
+        let shape = ground::join_shape(n, ctx.plan().tiling.voxel_size, bands);
+        Ok((Box::new(shape), format!("ground shape {}×{} samples in {count} bands", n[0], n[1])))
+    }
+    fn stored(&self) -> bool {
+        true
+    }
+    fn splits_its_work(&self) -> bool {
+        true
+    }
+    /// Each shard makes its share of the bands; one joins them and stores the shape for all.
+    fn share(&self, ctx: &WorldCtx) -> Result<bool, BakeError> {
+        let Some(spec) = grass_spec(ctx.plan().world) else { return Ok(true) };
+        let (n, keys, err) = (map_samples(ctx.plan()), self.inputs(ctx)?, fail(ctx.plan(), self.name()));
+        Self::with_inputs(ctx, spec, |inputs| {
+            let band = |b| ground::shape_band(inputs, b).map_err(&err);
+            ctx.share_items("grass shape band", &keys, ground::band_count(n), band, |rows| Ok(rows.to_bytes()))
+        })?;
+        Ok(true)
+    }
+    fn encode<'v>(&self, value: &'v AnyValue) -> Result<Option<Cow<'v, [u8]>>, String> {
+        Ok(value.downcast_ref::<GroundShape>().map(|s| Cow::Owned(s.rows.to_bytes())))
+    }
+    fn decode(&self, keys: &KeyCtx, bytes: Vec<u8>) -> Result<WorldValue, String> {
+        let plan = keys.plan();
+        if grass_spec(plan.world).is_none() {
+            return Ok(Box::new(GroundShape::default()));
+        }
+        let n = map_samples(plan);
+        let rows = ground::ShapeRows::from_bytes(&bytes, n[0] * n[1])?;
+        Ok(Box::new(GroundShape { n, spacing: 0.5 * plan.tiling.voxel_size, rows }))
+    }
+}
+
+/// `grass-ground`: the world-wide map grass stands on (not stored: the tiles' slices are): the
+/// ground's shape with the light of the level-0 tiles' irradiance volume slices. Shards split its
+/// bands among them, each storing the ones it computes, and read the others'.
 pub struct GrassGroundProduct;
 
 impl WorldProduct for GrassGroundProduct {
@@ -213,28 +331,17 @@ impl WorldProduct for GrassGroundProduct {
         "grass"
     }
     fn inputs(&self, keys: &KeyCtx) -> Result<StageInputs, BakeError> {
-        let world = keys.plan().world;
-        let Some(spec) = grass_spec(world) else {
+        if grass_spec(keys.plan().world).is_none() {
             return Ok(StageInputs::new("grass ground", 0));
-        };
-        let t = &keys.plan().tiling;
-        let image = world.grass_density.as_ref().map(|i| xxhash_rust::xxh3::xxh3_64(&i.png));
+        }
         let lighting = keys.tile_keys("lighting")?;
         let lit: Vec<u128> = level0_tiles(keys.plan()).into_iter().map(|t| lighting[t].key().0).collect();
         Ok(StageInputs::new("grass ground", GRASS_VERSION)
-            .with("density", keys.world_key("volume")?.key().0)
-            .with("level-0 lighting", settings_hash(&lit))
-            .with("ao settings", settings_hash(&world.spec.ao))
-            .with("tiling", settings_hash(&(t.tile_voxels, t.tiles, t.voxel_size.to_bits())))
-            .with(
-                "keep",
-                settings_hash(&(spec.max_slope.to_bits(), spec.height_band.map(f64::to_bits), spec.height.map(f64::to_bits), spec.ao_prune)),
-            )
-            .with("density image", settings_hash(&image))
-            .with_some("water level", super::water::water_level(world).map(|l| settings_hash(&l.to_bits()))))
+            .with("shape", keys.world_key("grass-shape")?.key().0)
+            .with("level-0 lighting", settings_hash(&lit)))
     }
     fn world_needs(&self) -> &'static [&'static str] {
-        &["volume"]
+        &["grass-shape"]
     }
     /// The light comes from the level-0 tiles' irradiance volume slices (`IRVL`), which are cached,
     /// rather than from light transport, which is not: a change of `[grass]` alone never traces light.
@@ -244,39 +351,38 @@ impl WorldProduct for GrassGroundProduct {
             None => Vec::new(),
         }
     }
+    /// It reads the tiles' light a chunk at a time.
+    fn resolves_its_tiles(&self) -> bool {
+        true
+    }
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError> {
-        let world = ctx.plan().world;
-        let Some(spec) = grass_spec(world) else {
+        if grass_spec(ctx.plan().world).is_none() {
             return Ok((Box::new(GroundMap::default()), "no grass".into()));
-        };
-        let volume = ctx.world::<Volume>("volume")?;
+        }
+        let shape = ctx.world::<GroundShape>("grass-shape")?;
         let err = fail(ctx.plan(), self.name());
-        let slices = level0_tiles(ctx.plan()).into_iter().map(|t| {
-            let lighting = ctx.tile_output("lighting", t)?;
-            let raw = lighting.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
-            IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))
-        });
-        let light = build::irradiance_volume(volume_desc(&ctx.plan().tiling), slices)?;
-        let image =
-            world.grass_density.as_ref().map(|img| DensityImage::from_texel_centres(img.map.width, img.map.height, |u, v| img.map.sample(u, v)));
-        let inputs = ground::GroundInputs {
-            volume: &volume,
-            light: &light,
-            voxel_size: ctx.plan().tiling.voxel_size,
-            spec,
-            ao: &world.spec.ao,
-            image: image.as_ref(),
-            water_level: super::water::water_level(world),
-        };
+        // A few thousand tiles' light at a time: a bake that lets go of what its cache holds
+        // reads them back later if it needs them.
+        let mut light = build::SlicedVolume::new(volume_desc(&ctx.plan().tiling));
+        for chunk in level0_tiles(ctx.plan()).chunks(LIGHT_CHUNK) {
+            for lighting in ctx.resolved_tile_outputs("lighting", chunk)? {
+                let raw = lighting.section(IrradianceGrid::KIND).ok_or_else(|| ctx.plan().internal("a lighting output without IRVL"))?;
+                light.add(&IrradianceGrid::decode(raw).map_err(|e| err(format_err("reading the irradiance volume")(e)))?);
+            }
+            ctx.let_go_of_tile_outputs("lighting", chunk)?;
+        }
+        let light = light.finish();
+        let (n, voxel_size) = (shape.n, ctx.plan().tiling.voxel_size);
         let bands = ctx.shared_items(
-            "grass ground band",
+            "grass light band",
             &self.inputs(ctx)?,
-            inputs.bands(),
-            |b| ground::band(&inputs, b).map_err(&err),
-            |band| Ok(band.to_bytes()),
-            |b, bytes| ground::GroundBand::from_bytes(bytes, inputs.band_samples(b)),
+            ground::band_count(n),
+            |b| Ok(ground::light_band(&shape, &light, voxel_size, b)),
+            |band| Ok(ground::light_bytes(band)),
+            |b, bytes| ground::light_from_bytes(bytes, ground::band_samples(n, b)),
         )?;
-        let (map, detail) = ground::join(&inputs, bands);
+        drop(light);
+        let (map, detail) = ground::map(&shape, bands);
         Ok((Box::new(map), detail))
     }
 }

@@ -48,25 +48,38 @@ pub fn patches_section(spec: &PatchSpec, grown: &[grass::Patch]) -> GrassPatches
     }
 }
 
-/// The ambient part of the world's irradiance volume (`desc`) put back together from the level-0
-/// tiles' `IRVL` slices, which between them hold every cell (each with a halo of one cell that its
-/// neighbours repeat); its direct cells are left empty, as the ground map reads only the ambient
-/// light. Cells no slice holds (none in a bake's own output) stay dark. The slices are read one at
-/// a time, so that no more than one of them is held beside the volume.
-pub fn irradiance_volume<E>(desc: VolumeDesc, slices: impl IntoIterator<Item = Result<IrradianceGrid, E>>) -> Result<IrradianceVolume, E> {
-    let [nx, ny, nz] = desc.dims;
-    let mut v = IrradianceVolume {
-        min: desc.min,
-        max: desc.max,
-        dims: desc.dims,
-        ambient: vec![[[0.0; 3]; 6]; nx * ny * nz],
-        direct: Vec::new(),
-        air: Vec::new(),
-    };
-    let cell = [0, 1].map(|a| (desc.max[a] - desc.min[a]) / desc.dims[a].max(1) as f32);
-    for g in slices {
-        let g = g?;
-        let first = [0, 1].map(|a| ((g.min[a] - desc.min[a]) / cell[a]).round() as i64);
+/// The ambient part of the world's irradiance volume put back together from the level-0 tiles'
+/// `IRVL` slices, which between them hold every cell (each with a halo of one cell that its
+/// neighbours repeat), added one at a time so that no more of them need be held than the caller
+/// reads at once. Its direct cells are left empty, as the ground map reads only the ambient
+/// light. Cells no slice holds (none in a bake's own output) stay dark.
+pub struct SlicedVolume {
+    volume: IrradianceVolume,
+    /// World units per cell along X and Y.
+    cell: [f32; 2],
+}
+
+impl SlicedVolume {
+    /// A dark volume laid out as `desc`.
+    pub fn new(desc: VolumeDesc) -> SlicedVolume {
+        let [nx, ny, nz] = desc.dims;
+        let cell = [0, 1].map(|a| (desc.max[a] - desc.min[a]) / desc.dims[a].max(1) as f32);
+        let volume = IrradianceVolume {
+            min: desc.min,
+            max: desc.max,
+            dims: desc.dims,
+            ambient: vec![[[0.0; 3]; 6]; nx * ny * nz],
+            direct: Vec::new(),
+            air: Vec::new(),
+        };
+        SlicedVolume { volume, cell }
+    }
+
+    /// Copies slice `g`'s ambient cells in.
+    pub fn add(&mut self, g: &IrradianceGrid) {
+        let v = &mut self.volume;
+        let [nx, ny, nz] = v.dims;
+        let first = [0, 1].map(|a| ((g.min[a] - v.min[a]) / self.cell[a]).round() as i64);
         let [gx, gy, gz] = g.dims.map(|d| d as usize);
         for k in 0..gz.min(nz) {
             for j in 0..gy {
@@ -80,7 +93,11 @@ pub fn irradiance_volume<E>(desc: VolumeDesc, slices: impl IntoIterator<Item = R
             }
         }
     }
-    Ok(v)
+
+    /// The volume with every slice added.
+    pub fn finish(self) -> IrradianceVolume {
+        self.volume
+    }
 }
 
 /// The `GRSS` of tile `id`: its slice of the map (every `2^level`-th sample from the tile's min

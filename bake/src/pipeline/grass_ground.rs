@@ -22,11 +22,20 @@
 //!   the renderer's) at half a voxel above the ground for the ground's normal, as tree lighting reads it.
 //! - vigour: `AO · n_z` (1 on open flat ground), which picks an instance's height scale.
 //!
-//! **Bands.** The map is computed in bands of [`BAND_ROWS`] rows, each from the ground of its rows
-//! and one row either side (the slope test reads a sample's neighbours; the AO between lattice
-//! rows reads the lattice row above). Every sample's value depends on its position alone, so the
-//! bands join into the map one computation of the whole would give, and shards of a bake split
-//! them among them instead of each computing the whole world's map.
+//! **Two stages.** Everything but the light is the ground's *shape* ([`GroundShape`]: height,
+//! normal, keep, vigour), made from the density volume and its occupancy before light transport,
+//! while the bake holds the volume anyway, and stored; the light is added after transport from
+//! the shape and the irradiance volume alone ([`light_band`], [`map`]). So the step after
+//! transport never reads the density volume back.
+//!
+//! **Bands.** Both stages work in bands of [`BAND_ROWS`] rows. A shape band is made from the
+//! ground of its rows and one row either side (the slope test reads a sample's neighbours; the AO
+//! between lattice rows reads the lattice row above); a light band from its own samples. Every
+//! sample's value depends on its position alone, so the bands join into the map one computation
+//! of the whole would give, and shards of a bake split them among them instead of each
+//! computing the whole world's map.
+
+use std::ops::Range;
 
 use kiln_formats::sections::rgb9e5;
 use rayon::prelude::*;
@@ -42,10 +51,29 @@ use crate::world::GrassSpec;
 /// them under) never depend on the number of shards or threads.
 pub const BAND_ROWS: usize = 32;
 
-/// What the ground map is made from.
-pub struct GroundInputs<'a> {
+/// Samples of the map per axis over a density volume of `dims` samples.
+pub fn samples(dims: [usize; 3]) -> [usize; 2] {
+    [2 * dims[0] + 1, 2 * dims[1] + 1]
+}
+
+/// How many bands a map of `n` samples has.
+pub fn band_count(n: [usize; 2]) -> usize {
+    n[1].div_ceil(BAND_ROWS)
+}
+
+/// The rows of band `band` of a map of `n` samples.
+fn band_rows(n: [usize; 2], band: usize) -> Range<usize> {
+    (band * BAND_ROWS).min(n[1])..((band + 1) * BAND_ROWS).min(n[1])
+}
+
+/// Samples in band `band` of a map of `n` samples.
+pub fn band_samples(n: [usize; 2], band: usize) -> usize {
+    band_rows(n, band).len() * n[0]
+}
+
+/// What the ground's shape is made from.
+pub struct ShapeInputs<'a> {
     pub volume: &'a Volume,
-    pub light: &'a IrradianceVolume,
     pub voxel_size: f32,
     pub spec: &'a GrassSpec,
     pub ao: &'a AoSettings,
@@ -54,27 +82,10 @@ pub struct GroundInputs<'a> {
     pub water_level: Option<f32>,
 }
 
-impl GroundInputs<'_> {
+impl ShapeInputs<'_> {
     /// Samples of the map per axis.
     pub fn samples(&self) -> [usize; 2] {
-        let dims = self.volume.density.dims;
-        [2 * dims[0] + 1, 2 * dims[1] + 1]
-    }
-
-    /// How many bands the map has.
-    pub fn bands(&self) -> usize {
-        self.samples()[1].div_ceil(BAND_ROWS)
-    }
-
-    /// The rows of band `band`.
-    fn rows(&self, band: usize) -> std::ops::Range<usize> {
-        let rows = self.samples()[1];
-        (band * BAND_ROWS).min(rows)..((band + 1) * BAND_ROWS).min(rows)
-    }
-
-    /// Samples in band `band`.
-    pub fn band_samples(&self, band: usize) -> usize {
-        self.rows(band).len() * self.samples()[0]
+        samples(self.volume.density.dims)
     }
 }
 
@@ -95,42 +106,73 @@ pub struct GroundMap {
     pub light: Vec<u32>,
 }
 
-/// One band of the map: [`GroundMap`]'s fields for its rows, X fastest.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GroundBand {
+/// The ground's shape over rows of the map: everything but the light, X fastest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShapeRows {
+    /// Ground height; NaN where there is no ground open to the sky.
     pub height: Vec<f32>,
+    /// The ground's unit normal; zero where there is no ground.
+    pub normal: Vec<[f32; 3]>,
+    /// Share of blades kept × 255.
     pub keep: Vec<u8>,
+    /// `AO · n_z` × 255.
     pub vigour: Vec<u8>,
-    pub light: Vec<u32>,
 }
 
-impl GroundBand {
-    /// The cache form: heights (f32), keep, vigour, light (u32), each field whole, little-endian.
+/// Bytes of a sample in [`ShapeRows::to_bytes`].
+const SHAPE_SAMPLE_BYTES: usize = 18;
+
+impl ShapeRows {
+    /// The cache form: heights (f32), normals (3 × f32), keep, vigour, each field whole, little-endian.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(10 * self.height.len());
+        let mut out = Vec::with_capacity(SHAPE_SAMPLE_BYTES * self.height.len());
         out.extend(self.height.iter().flat_map(|h| h.to_le_bytes()));
+        out.extend(self.normal.iter().flatten().flat_map(|c| c.to_le_bytes()));
         out.extend_from_slice(&self.keep);
         out.extend_from_slice(&self.vigour);
-        out.extend(self.light.iter().flat_map(|l| l.to_le_bytes()));
         out
     }
 
-    /// A band of `samples` samples from [`GroundBand::to_bytes`].
-    pub fn from_bytes(bytes: &[u8], samples: usize) -> Result<GroundBand, String> {
-        if bytes.len() != 10 * samples {
-            return Err(format!("a ground band of {} bytes, expected {} for {samples} samples", bytes.len(), 10 * samples));
+    /// Rows of `samples` samples from [`ShapeRows::to_bytes`].
+    pub fn from_bytes(bytes: &[u8], samples: usize) -> Result<ShapeRows, String> {
+        if bytes.len() != SHAPE_SAMPLE_BYTES * samples {
+            return Err(format!("a ground shape of {} bytes, expected {} for {samples} samples", bytes.len(), SHAPE_SAMPLE_BYTES * samples));
         }
         let (height, rest) = bytes.split_at(4 * samples);
-        let (keep, rest) = rest.split_at(samples);
-        let (vigour, light) = rest.split_at(samples);
-        let word = |c: &[u8]| <[u8; 4]>::try_from(c).expect("4 bytes");
-        Ok(GroundBand {
-            height: height.chunks_exact(4).map(|c| f32::from_le_bytes(word(c))).collect(),
+        let (normal, rest) = rest.split_at(12 * samples);
+        let (keep, vigour) = rest.split_at(samples);
+        let float = |c: &[u8]| f32::from_le_bytes(<[u8; 4]>::try_from(c).expect("4 bytes"));
+        Ok(ShapeRows {
+            height: height.chunks_exact(4).map(float).collect(),
+            normal: normal.chunks_exact(12).map(|c| [float(&c[..4]), float(&c[4..8]), float(&c[8..])]).collect(),
             keep: keep.to_vec(),
             vigour: vigour.to_vec(),
-            light: light.chunks_exact(4).map(|c| u32::from_le_bytes(word(c))).collect(),
         })
     }
+}
+
+/// The world-wide ground's shape: the map without its light.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroundShape {
+    /// Samples per axis.
+    pub n: [usize; 2],
+    /// World units between samples (half a voxel).
+    pub spacing: f32,
+    /// Every row, X fastest.
+    pub rows: ShapeRows,
+}
+
+/// A band of the map's light, rgb9e5, in its cache form (little-endian words).
+pub fn light_bytes(light: &[u32]) -> Vec<u8> {
+    light.iter().flat_map(|l| l.to_le_bytes()).collect()
+}
+
+/// A band of `samples` samples of light from [`light_bytes`].
+pub fn light_from_bytes(bytes: &[u8], samples: usize) -> Result<Vec<u32>, String> {
+    if bytes.len() != 4 * samples {
+        return Err(format!("a band of ground light of {} bytes, expected {} for {samples} samples", bytes.len(), 4 * samples));
+    }
+    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes(<[u8; 4]>::try_from(c).expect("4 bytes"))).collect())
 }
 
 /// `clamp(5·(AO − 0.8), 0, 1)`: the share of blades the reference engine keeps at `ao`.
@@ -165,18 +207,18 @@ impl GroundRows {
     }
 }
 
-/// Band `band` of the map (see the module docs).
-pub fn band(inp: &GroundInputs, band: usize) -> Result<GroundBand, GrassBakeError> {
-    rows(inp, inp.rows(band))
+/// Band `band` of the ground's shape (see the module docs).
+pub fn shape_band(inp: &ShapeInputs, band: usize) -> Result<ShapeRows, GrassBakeError> {
+    shape_rows(inp, band_rows(inp.samples(), band))
 }
 
-/// The map's rows `rows` as a band: the same values, whichever rows a band holds.
-pub fn rows(inp: &GroundInputs, rows: std::ops::Range<usize>) -> Result<GroundBand, GrassBakeError> {
+/// The shape of the map's rows `rows`: the same values, whichever rows a band holds.
+pub fn shape_rows(inp: &ShapeInputs, rows: Range<usize>) -> Result<ShapeRows, GrassBakeError> {
     let vs = inp.voxel_size;
     let n = inp.samples();
     let samples = rows.len() * n[0];
     let Some(ground) = Ground::new(&inp.volume.density, vs) else {
-        return Ok(GroundBand { height: vec![f32::NAN; samples], keep: vec![0; samples], vigour: vec![0; samples], light: vec![0; samples] });
+        return Ok(ShapeRows { height: vec![f32::NAN; samples], normal: vec![[0.0; 3]; samples], keep: vec![0; samples], vigour: vec![0; samples] });
     };
     let spacing = 0.5 * vs;
     let extent = ground.extent();
@@ -237,16 +279,14 @@ pub fn rows(inp: &GroundInputs, rows: std::ops::Range<usize>) -> Result<GroundBa
     let height_band = spec.height_band.map(|v| v as f32);
     let dims = inp.volume.density.dims;
     let world = [(dims[0] - 1) as f32 * vs, (dims[1] - 1) as f32 * vs];
-    let sample = |s: usize| -> (u8, u8, u32) {
+    let sample = |s: usize| -> (u8, u8) {
         let (i, j) = (s % n[0], rows.start + s / n[0]);
         let (z, normal) = ground.at(i, j);
         if !z.is_finite() {
-            return (0, 0, 0);
+            return (0, 0);
         }
         let ao = ao_at(i, j);
         let vigour = ao.clamp(0.0, 1.0) * normal[2].max(0.0);
-        let p = [i as f32 * spacing + 0.5 * vs * normal[0], j as f32 * spacing + 0.5 * vs * normal[1], z + 0.5 * vs * normal[2]];
-        let light = rgb9e5::encode(inp.light.sample_ambient(p, normal));
         let mut keep = slope_keep(normal[2], cos_limit);
         if spec.ao_prune {
             keep *= ao_keep(ao);
@@ -260,28 +300,68 @@ pub fn rows(inp: &GroundInputs, rows: std::ops::Range<usize>) -> Result<GroundBa
         if keep > 0.0 && !gentle(&ground, i, j, spacing, rise, 0.01 * vs) {
             keep = 0.0;
         }
-        (unit_to_u8(keep), unit_to_u8(vigour), light)
+        (unit_to_u8(keep), unit_to_u8(vigour))
     };
-    let per: Vec<(u8, u8, u32)> = (0..samples).into_par_iter().with_min_len(4096).map(sample).collect();
-    Ok(GroundBand {
-        height: (0..samples).map(|s| ground.at(s % n[0], rows.start + s / n[0]).0).collect(),
+    let per: Vec<(u8, u8)> = (0..samples).into_par_iter().with_min_len(4096).map(sample).collect();
+    let hit = |s: usize| ground.at(s % n[0], rows.start + s / n[0]);
+    Ok(ShapeRows {
+        height: (0..samples).map(|s| hit(s).0).collect(),
+        normal: (0..samples).map(|s| hit(s).1).collect(),
         keep: per.iter().map(|s| s.0).collect(),
         vigour: per.iter().map(|s| s.1).collect(),
-        light: per.iter().map(|s| s.2).collect(),
     })
 }
 
-/// The map from every band in order; the string describes it for the bake report.
-pub fn join(inp: &GroundInputs, bands: Vec<GroundBand>) -> (GroundMap, String) {
-    let n = inp.samples();
-    let mut map = GroundMap { n, spacing: 0.5 * inp.voxel_size, ..GroundMap::default() };
-    let count = bands.len();
+/// The world's shape from every band of it in order.
+pub fn join_shape(n: [usize; 2], voxel_size: f32, bands: Vec<ShapeRows>) -> GroundShape {
+    // Reserved whole, so that joining never holds a grown copy beside the bands.
+    let total = n[0] * n[1];
+    let mut rows = ShapeRows {
+        height: Vec::with_capacity(total),
+        normal: Vec::with_capacity(total),
+        keep: Vec::with_capacity(total),
+        vigour: Vec::with_capacity(total),
+    };
     for b in bands {
-        map.height.extend(b.height);
-        map.keep.extend(b.keep);
-        map.vigour.extend(b.vigour);
-        map.light.extend(b.light);
+        rows.height.extend(b.height);
+        rows.normal.extend(b.normal);
+        rows.keep.extend(b.keep);
+        rows.vigour.extend(b.vigour);
     }
+    GroundShape { n, spacing: 0.5 * voxel_size, rows }
+}
+
+/// Band `band` of the map's light: the irradiance volume's ambient part (`light`) half a voxel
+/// above the ground, for the ground's normal, rgb9e5; 0 where there is no ground.
+pub fn light_band(shape: &GroundShape, light: &IrradianceVolume, voxel_size: f32, band: usize) -> Vec<u32> {
+    let (n, vs, spacing) = (shape.n, voxel_size, shape.spacing);
+    let rows = band_rows(n, band);
+    let first = rows.start * n[0];
+    let sample = |s: usize| -> u32 {
+        let (i, j) = (s % n[0], rows.start + s / n[0]);
+        let (z, normal) = (shape.rows.height[first + s], shape.rows.normal[first + s]);
+        if !z.is_finite() {
+            return 0;
+        }
+        let p = [i as f32 * spacing + 0.5 * vs * normal[0], j as f32 * spacing + 0.5 * vs * normal[1], z + 0.5 * vs * normal[2]];
+        rgb9e5::encode(light.sample_ambient(p, normal))
+    };
+    (0..rows.len() * n[0]).into_par_iter().with_min_len(4096).map(sample).collect()
+}
+
+/// The map from the shape and every band of its light in order; the string describes it for the
+/// bake report.
+pub fn map(shape: &GroundShape, light: Vec<Vec<u32>>) -> (GroundMap, String) {
+    let n = shape.n;
+    let count = light.len();
+    let map = GroundMap {
+        n,
+        spacing: shape.spacing,
+        height: shape.rows.height.clone(),
+        keep: shape.rows.keep.clone(),
+        vigour: shape.rows.vigour.clone(),
+        light: light.concat(),
+    };
     let grassy = map.keep.iter().filter(|&&k| k > 0).count();
     let detail =
         format!("ground map {}×{} samples ({:.1} % grassy) in {count} bands", n[0], n[1], 100.0 * grassy as f64 / map.keep.len().max(1) as f64);

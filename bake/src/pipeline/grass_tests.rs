@@ -2,12 +2,13 @@
 //! on cliffs or under overhangs, instances tiling the tile, and the irradiance volume put back
 //! together from tile slices, and the map's bands joining into the map whatever rows they hold.
 
-use super::build::{irradiance_volume, tile_section};
-use super::ground::{self, ao_keep, slope_keep, GroundBand, GroundInputs, GroundMap};
+use super::build::{tile_section, SlicedVolume};
+use super::ground::{self, ao_keep, slope_keep, GroundMap, ShapeInputs, ShapeRows};
 use super::*;
 use crate::ao::{AoSettings, OccupancyField};
 use crate::density::DensityVolume;
 use crate::lighting::{IrradianceVolume, VolumeDesc};
+use kiln_formats::sections::rgb9e5;
 
 const VS: f32 = 0.25;
 
@@ -31,15 +32,16 @@ fn light(rgb: [f32; 3]) -> IrradianceVolume {
 
 fn map(v: &Volume, spec: &GrassSpec) -> GroundMap {
     with_inputs(v, spec, |inputs| {
-        let bands = (0..inputs.bands()).map(|b| ground::band(inputs, b).unwrap()).collect();
-        ground::join(inputs, bands).0
+        let n = inputs.samples();
+        let shape = ground::join_shape(n, VS, (0..ground::band_count(n)).map(|b| ground::shape_band(inputs, b).unwrap()).collect());
+        let l = light([0.5, 0.6, 0.7]);
+        ground::map(&shape, (0..ground::band_count(n)).map(|b| ground::light_band(&shape, &l, VS, b)).collect()).0
     })
 }
 
-fn with_inputs<T>(v: &Volume, spec: &GrassSpec, f: impl FnOnce(&GroundInputs) -> T) -> T {
-    let l = light([0.5, 0.6, 0.7]);
+fn with_inputs<T>(v: &Volume, spec: &GrassSpec, f: impl FnOnce(&ShapeInputs) -> T) -> T {
     let ao = AoSettings { radius_voxels: 16.0, ..AoSettings::default() };
-    f(&GroundInputs { volume: v, light: &l, voxel_size: VS, spec, ao: &ao, image: None, water_level: None })
+    f(&ShapeInputs { volume: v, voxel_size: VS, spec, ao: &ao, image: None, water_level: None })
 }
 
 fn keep_at(m: &GroundMap, x: f32, y: f32) -> f32 {
@@ -151,7 +153,10 @@ fn the_irradiance_volume_comes_back_from_its_tile_slices() {
         ambient: (0..2).flat_map(|z| (0..4).flat_map(move |y| (x0..x1).map(move |x| cell(x, y, z)))).collect(),
         direct: vec![[[0.0; 3]; 6]; (x1 - x0) * 8],
     };
-    let v = irradiance_volume(desc, [slice(0, 3), slice(1, 4)].map(Ok::<_, ()>)).unwrap();
+    let mut sliced = SlicedVolume::new(desc);
+    sliced.add(&slice(0, 3));
+    sliced.add(&slice(1, 4));
+    let v = sliced.finish();
     for z in 0..2 {
         for y in 0..4 {
             for x in 0..4 {
@@ -172,6 +177,14 @@ fn the_world_files_blade_defaults_are_the_generators() {
     assert_eq!(spec.density as f32, generator.density);
 }
 
+/// A volume whose ambient light changes from cell to cell, so that a sample's light says where
+/// it was read.
+fn varied_light() -> IrradianceVolume {
+    let dims = [5, 5, 4];
+    let ambient = (0..dims[0] * dims[1] * dims[2]).map(|c| std::array::from_fn(|bin| [c as f32 * 0.01, bin as f32 * 0.1, 0.3])).collect();
+    IrradianceVolume { min: [0.0; 3], max: [10.0, 10.0, 6.0], dims, ambient, direct: Vec::new(), air: Vec::new() }
+}
+
 #[test]
 fn bands_of_any_rows_join_into_the_map_of_one_band() {
     // Rolling ground with cliffs and a pit, so the slope test and the AO between lattice rows read
@@ -184,37 +197,64 @@ fn bands_of_any_rows_join_into_the_map_of_one_band() {
     let spec = GrassSpec { max_slope: 50.0, ..GrassSpec::default() };
     with_inputs(&v, &spec, |inputs| {
         let n = inputs.samples();
-        let whole = ground::rows(inputs, 0..n[1]).unwrap();
+        let whole = ground::shape_rows(inputs, 0..n[1]).unwrap();
         assert!(whole.keep.iter().any(|&k| k > 0) && whole.keep.contains(&0), "grass and bare ground");
+        let bits = |b: &ShapeRows| {
+            (b.height.iter().map(|h| h.to_bits()).collect::<Vec<_>>(), b.normal.iter().flatten().map(|c| c.to_bits()).collect::<Vec<_>>())
+        };
         for rows_per_band in [1, 2, 3, 7, ground::BAND_ROWS] {
-            let bands: Vec<GroundBand> = (0..n[1].div_ceil(rows_per_band))
-                .map(|b| ground::rows(inputs, b * rows_per_band..((b + 1) * rows_per_band).min(n[1])).unwrap())
+            let bands: Vec<ShapeRows> = (0..n[1].div_ceil(rows_per_band))
+                .map(|b| ground::shape_rows(inputs, b * rows_per_band..((b + 1) * rows_per_band).min(n[1])).unwrap())
                 .collect();
-            let joined = GroundBand {
-                height: bands.iter().flat_map(|b| b.height.iter().copied()).collect(),
-                keep: bands.iter().flat_map(|b| b.keep.iter().copied()).collect(),
-                vigour: bands.iter().flat_map(|b| b.vigour.iter().copied()).collect(),
-                light: bands.iter().flat_map(|b| b.light.iter().copied()).collect(),
-            };
-            let bits = |b: &GroundBand| b.height.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&joined), bits(&whole), "heights, bands of {rows_per_band} rows");
-            assert_eq!((&joined.keep, &joined.vigour, &joined.light), (&whole.keep, &whole.vigour, &whole.light), "bands of {rows_per_band} rows");
+            let joined = ground::join_shape(n, VS, bands);
+            assert_eq!(bits(&joined.rows), bits(&whole), "heights and normals, bands of {rows_per_band} rows");
+            assert_eq!((&joined.rows.keep, &joined.rows.vigour), (&whole.keep, &whole.vigour), "bands of {rows_per_band} rows");
         }
-        // The bake's bands, through their cache form.
-        let bands = (0..inputs.bands())
-            .map(|b| GroundBand::from_bytes(&ground::band(inputs, b).unwrap().to_bytes(), inputs.band_samples(b)).unwrap())
+        // The bake's bands, through their cache forms: the shape's, then the light's.
+        let shape = ground::join_shape(
+            n,
+            VS,
+            (0..ground::band_count(n))
+                .map(|b| ShapeRows::from_bytes(&ground::shape_band(inputs, b).unwrap().to_bytes(), ground::band_samples(n, b)).unwrap())
+                .collect(),
+        );
+        assert_eq!(bits(&shape.rows), bits(&whole));
+        let l = varied_light();
+        let light: Vec<Vec<u32>> = (0..ground::band_count(n))
+            .map(|b| ground::light_from_bytes(&ground::light_bytes(&ground::light_band(&shape, &l, VS, b)), ground::band_samples(n, b)).unwrap())
             .collect();
-        let (map, _) = ground::join(inputs, bands);
-        assert_eq!((map.n, &map.keep, &map.light), (n, &whole.keep, &whole.light));
+        let (map, _) = ground::map(&shape, light);
+        assert_eq!((map.n, &map.keep, &map.vigour), (n, &whole.keep, &whole.vigour));
+        // Each sample's light is the volume's, half a voxel above the ground along its normal.
+        let mut lit = 0;
+        for (s, &h) in whole.height.iter().enumerate() {
+            let want = if h.is_finite() {
+                let (i, j, nrm) = ((s % n[0]) as f32, (s / n[0]) as f32, whole.normal[s]);
+                let p = [i * 0.5 * VS + 0.5 * VS * nrm[0], j * 0.5 * VS + 0.5 * VS * nrm[1], h + 0.5 * VS * nrm[2]];
+                lit += 1;
+                rgb9e5::encode(l.sample_ambient(p, nrm))
+            } else {
+                0
+            };
+            assert_eq!(map.light[s], want, "sample {s}");
+        }
+        assert!(lit > 0 && map.light.iter().collect::<std::collections::HashSet<_>>().len() > 10, "light that varies over the map");
     });
 }
 
 #[test]
-fn a_ground_band_of_the_wrong_length_is_refused() {
-    let band = GroundBand { height: vec![1.5, f32::NAN], keep: vec![3, 0], vigour: vec![9, 0], light: vec![7, 0] };
-    let bytes = band.to_bytes();
-    let back = GroundBand::from_bytes(&bytes, 2).unwrap();
-    assert_eq!((back.height[0], back.height[1].is_nan(), &back.keep, &back.vigour, &back.light), (1.5, true, &band.keep, &band.vigour, &band.light));
-    assert!(GroundBand::from_bytes(&bytes, 3).is_err());
-    assert!(GroundBand::from_bytes(&bytes[..bytes.len() - 1], 2).is_err());
+fn a_ground_shape_or_light_band_of_the_wrong_length_is_refused() {
+    let rows = ShapeRows { height: vec![1.5, f32::NAN], normal: vec![[0.0, 0.6, 0.8], [0.0; 3]], keep: vec![3, 0], vigour: vec![9, 0] };
+    let bytes = rows.to_bytes();
+    let back = ShapeRows::from_bytes(&bytes, 2).unwrap();
+    assert_eq!(
+        (back.height[0], back.height[1].is_nan(), &back.normal, &back.keep, &back.vigour),
+        (1.5, true, &rows.normal, &rows.keep, &rows.vigour)
+    );
+    assert!(ShapeRows::from_bytes(&bytes, 3).is_err());
+    assert!(ShapeRows::from_bytes(&bytes[..bytes.len() - 1], 2).is_err());
+    let light = ground::light_bytes(&[7, 0, 9]);
+    assert_eq!(ground::light_from_bytes(&light, 3).unwrap(), vec![7, 0, 9]);
+    assert!(ground::light_from_bytes(&light, 2).is_err());
+    assert!(ground::light_from_bytes(&light[..11], 3).is_err());
 }

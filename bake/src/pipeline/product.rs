@@ -143,6 +143,13 @@ pub trait WorldProduct: Sync {
     fn resolves_its_tiles(&self) -> bool {
         false
     }
+    /// World products registered after this one that it is made before whenever the bake makes
+    /// them, because they let go of what it reads: light transport releases every stored value
+    /// before it traces, so the grass ground's shape, made from the density volume, comes first,
+    /// while the bake still holds the volume for the trees.
+    fn made_before(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Computes the value, and a one-line description of the work for the bake report.
     fn compute(&self, ctx: &WorldCtx) -> Result<(WorldValue, String), BakeError>;
     /// Whether [`WorldProduct::encode`] stores its values. Shards of a bake claim a stored product

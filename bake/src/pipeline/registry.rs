@@ -1,6 +1,6 @@
 //! The products a bake makes, in dependency order: adding a product is one line here.
 
-use super::grass::{GrassGroundProduct, GrassPatchesProduct, GrassProduct};
+use super::grass::{GrassGroundProduct, GrassPatchesProduct, GrassProduct, GrassShapeProduct};
 use super::lighting::{LightingProduct, TransportProduct};
 use super::product::{TileProduct, WorldProduct};
 use super::terrain::TerrainProduct;
@@ -32,6 +32,8 @@ impl Registry {
             .tile(TerrainProduct::default())
             .world(TreeShapesProduct)
             .world(TreePlacementProduct)
+            // Before light transport, while the bake holds the density volume for the trees.
+            .world(GrassShapeProduct)
             .world(TransportProduct)
             .tile(LightingProduct)
             .tile(TreeLightingProduct)

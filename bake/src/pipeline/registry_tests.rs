@@ -111,3 +111,98 @@ fn a_registered_product_is_cached_and_a_poisoned_entry_is_rebuilt() {
     assert!(again.warnings().iter().any(|w| w.contains("probe") && w.contains("not a well-formed")), "{:?}", again.warnings());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_standard_products_read_only_earlier_ones_and_come_before_the_later_ones_they_name() {
+    use super::Entry;
+    let registry = Registry::standard();
+    let entries = registry.entries();
+    let world_at = |name: &str| registry.index(name).ok().filter(|&j| matches!(entries[j], Entry::World(_)));
+    for (i, e) in entries.iter().enumerate() {
+        match e {
+            Entry::World(p) => {
+                for need in p.world_needs() {
+                    assert!(world_at(need).is_some_and(|j| j < i), "{} reads {need}, a world product registered before it", p.name());
+                }
+                for later in p.made_before() {
+                    assert!(world_at(later).is_some_and(|j| j > i), "{} is made before {later}, a world product registered after it", p.name());
+                }
+            }
+            Entry::Tile(p) => {
+                for need in p.world_needs() {
+                    assert!(world_at(need).is_some_and(|j| j < i), "{} reads {need}, a world product registered before it", p.name());
+                }
+            }
+        }
+    }
+    let shape = registry.index("grass-shape").unwrap();
+    assert!(matches!(&entries[shape], Entry::World(p) if p.made_before() == ["transport"]), "the grass shape comes before transport");
+}
+
+/// What the products of the ordering test did, in order.
+static MADE: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+/// A world product that logs when it is made.
+struct Logged {
+    name: &'static str,
+    before: &'static [&'static str],
+}
+
+impl super::super::product::WorldProduct for Logged {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn report_stage(&self) -> &'static str {
+        "ordering"
+    }
+    fn inputs(&self, _keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        Ok(StageInputs::new(self.name, 1))
+    }
+    fn made_before(&self) -> &'static [&'static str] {
+        self.before
+    }
+    fn compute(&self, _ctx: &super::super::engine::WorldCtx) -> Result<(super::super::product::WorldValue, String), BakeError> {
+        MADE.lock().unwrap().push(self.name);
+        Ok((Box::new(()), self.name.into()))
+    }
+}
+
+/// A tile product that reads world product `late` and adds nothing to the packs.
+struct ReadsLate;
+
+impl TileProduct for ReadsLate {
+    fn name(&self) -> &'static str {
+        "reads-late"
+    }
+    fn report_stage(&self) -> &'static str {
+        "ordering"
+    }
+    fn inputs(&self, _tile: usize, _keys: &KeyCtx) -> Result<StageInputs, BakeError> {
+        Ok(StageInputs::new("reads-late", 1))
+    }
+    fn world_needs(&self) -> &'static [&'static str] {
+        &["late"]
+    }
+    fn sections(&self) -> &'static [SectionKind] {
+        &[]
+    }
+    fn sections_optional(&self) -> bool {
+        true
+    }
+    fn bake(&self, _tile: usize, ctx: &TileCtx) -> Result<TileOutput, BakeError> {
+        ctx.world::<()>("late")?;
+        Ok(TileOutput { sections: Vec::new(), summary: None })
+    }
+    fn validate(&self, _tile: usize, _output: &TileOutput, _keys: &KeyCtx) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_product_made_before_another_is_made_first_whenever_the_other_is_made() {
+    let registry =
+        Registry::standard().world(Logged { name: "early", before: &["late"] }).world(Logged { name: "late", before: &[] }).tile(ReadsLate);
+    let _ = bake_all(&tiny(), &registry, &StageCache::new(None, "tiny", false));
+    // Nothing reads `early`: it is made because `late` is, and before it.
+    assert_eq!(*MADE.lock().unwrap(), ["early", "late"]);
+}
