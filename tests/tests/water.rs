@@ -313,30 +313,30 @@ fn verify_refuses_a_tile_whose_waves_are_not_the_listed_pack() {
 /// xxh3 of every pack of the lagoon, by path inside the bake (the waves pack and every tile, which
 /// names it, follow the wave generator: re-pin with it).
 const LAGOON_PACKS: &str = "\
-manifest.kpack 8277579089ecbca2
+manifest.kpack daad4088cf8ec169
 shared/grass-patches.kpack 11f5b28ffd345667
 shared/water-waves.kpack 482ad11dffe6f83a
-tiles/L0_0_0.kpack df272d1f3407e821
-tiles/L0_0_1.kpack 7c17786174f7b912
-tiles/L0_0_2.kpack d8e58541c8914fc2
-tiles/L0_0_3.kpack 99fc0ee58419e4be
-tiles/L0_1_0.kpack b6157f81534746d7
-tiles/L0_1_1.kpack 8453670b599b4fb0
-tiles/L0_1_2.kpack 40daa67ed8f13da4
-tiles/L0_1_3.kpack 548ff51a3cb0743d
-tiles/L0_2_0.kpack bce11fcc4c40c47d
-tiles/L0_2_1.kpack 5497f37e04aacd00
-tiles/L0_2_2.kpack 8f4cadaaa5308ffa
-tiles/L0_2_3.kpack dbd56c03da32ed41
-tiles/L0_3_0.kpack 16e909264a5f2d2c
-tiles/L0_3_1.kpack 5221bead93575817
-tiles/L0_3_2.kpack 6c8a9226176d65c6
-tiles/L0_3_3.kpack 9136fe2eb9098fee
-tiles/L1_0_0.kpack 240db2bc4a09fc51
-tiles/L1_0_1.kpack 044fffcb710c06ec
-tiles/L1_1_0.kpack dca685b09a3c3533
-tiles/L1_1_1.kpack 572e94e2feba3cf7
-tiles/L2_0_0.kpack 4e6d8a020d080153
+tiles/L0_0_0.kpack 51b8edded6ec0037
+tiles/L0_0_1.kpack e7df6971e5eec930
+tiles/L0_0_2.kpack c82b5efb6a3bb0e5
+tiles/L0_0_3.kpack f65f721a4a7a5167
+tiles/L0_1_0.kpack efd17bd69c3a0c87
+tiles/L0_1_1.kpack 11ffa625874b9ae2
+tiles/L0_1_2.kpack ac97ca94ac943471
+tiles/L0_1_3.kpack fdeaa0628f462e03
+tiles/L0_2_0.kpack 67b76b7dbd2f53ca
+tiles/L0_2_1.kpack 503e4578c579eca6
+tiles/L0_2_2.kpack 7f5fdb940eea202d
+tiles/L0_2_3.kpack f7c5f29624906c9e
+tiles/L0_3_0.kpack 023c81bbddbfa6d9
+tiles/L0_3_1.kpack f2b9723e90504dd1
+tiles/L0_3_2.kpack e0f93cd00461a4cc
+tiles/L0_3_3.kpack 1539b637121513c3
+tiles/L1_0_0.kpack ada9d13323318460
+tiles/L1_0_1.kpack 7893446a8e24cf46
+tiles/L1_1_0.kpack b1615b5b532c26a1
+tiles/L1_1_1.kpack 975f864c4136fc0d
+tiles/L2_0_0.kpack 0fa97907e1a97d9c
 ";
 
 #[test]
