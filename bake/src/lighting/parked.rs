@@ -392,10 +392,20 @@ impl ParkedSums {
     }
 
     /// Adds the parked sums (and their flights) to `sums`, of the same shape.
+    /// Each frame is decompressed while the one before it is added (on every thread).
     pub(crate) fn add_to(self, sums: &mut LightSums) -> Result<(), LightingError> {
-        for (start, frame) in self.frames {
-            let raw = zstd::bulk::decompress(&self.shelf.get(&frame)?, 8 * SUMS_FRAME_WORDS).map_err(|e| failed("decompressing", e))?;
-            sums.add_words(start, &raw).map_err(|e| failed("adding", e))?;
+        let shelf = &self.shelf;
+        let mut frames = self.frames.iter();
+        let mut unpack = || -> Result<Option<(usize, Vec<u8>)>, LightingError> {
+            let Some((start, frame)) = frames.next() else { return Ok(None) };
+            let raw = zstd::bulk::decompress(&shelf.get(frame)?, 8 * SUMS_FRAME_WORDS).map_err(|e| failed("decompressing", e))?;
+            Ok(Some((*start, raw)))
+        };
+        let mut next = unpack()?;
+        while let Some((start, raw)) = next {
+            let (added, following) = rayon::join(|| sums.add_words(start, &raw), &mut unpack);
+            added.map_err(|e| failed("adding", e))?;
+            next = following?;
         }
         sums.flights += self.flights;
         Ok(())

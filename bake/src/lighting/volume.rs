@@ -192,62 +192,55 @@ impl VolumeAccumulator {
         let n = self.cells();
         let mut ambient = vec![[[0.0f32; 3]; 6]; n];
         let mut direct = vec![[[0.0f32; 3]; 6]; n];
-        let mut valid: Vec<bool> = air.iter().map(|&a| a >= MIN_AIR).collect();
+        let mut valid: Vec<bool> = air.par_iter().map(|&a| a >= MIN_AIR).collect();
         let [nx, ny, nz] = desc.dims;
-        for i in 0..n {
-            if valid[i] {
-                let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
-                let j = x + nx * (z + nz * y);
-                let inv = 1.0 / (volume * air[i]);
-                let (a, d) = (self.cell_sums(0, j), self.cell_sums(1, j));
-                for b in 0..BINS {
-                    for c in 0..3 {
-                        ambient[i][b][c] = self.fixed.volume_value(a[b][c]) * inv;
-                        direct[i][b][c] = self.fixed.volume_value(d[b][c]) * inv;
-                    }
+        // Every cell on its own, on every thread: the same arithmetic per cell as one walk.
+        ambient.par_iter_mut().zip(direct.par_iter_mut()).enumerate().filter(|&(i, _)| valid[i]).for_each(|(i, (ambient, direct))| {
+            let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+            let j = x + nx * (z + nz * y);
+            let inv = 1.0 / (volume * air[i]);
+            let (a, d) = (self.cell_sums(0, j), self.cell_sums(1, j));
+            for b in 0..BINS {
+                for c in 0..3 {
+                    ambient[b][c] = self.fixed.volume_value(a[b][c]) * inv;
+                    direct[b][c] = self.fixed.volume_value(d[b][c]) * inv;
                 }
             }
-        }
+        });
         drop(self.sums);
         // Two rounds of filling reach every cell that trilinear interpolation at an air point
-        // can touch; deeper rock stays zero.
+        // can touch; deeper rock stays zero. Each round reads only the one before.
         for _ in 0..2 {
             let mut next_valid = valid.clone();
             let (amb_prev, dir_prev) = (ambient.clone(), direct.clone());
-            for z in 0..nz {
-                for y in 0..ny {
-                    for x in 0..nx {
-                        let i = x + nx * (y + ny * z);
-                        if valid[i] {
-                            continue;
-                        }
-                        let mut count = 0.0f32;
-                        let (mut a, mut d) = ([[0.0f32; 3]; 6], [[0.0f32; 3]; 6]);
-                        let neighbours = [
-                            (x > 0).then(|| i - 1),
-                            (x + 1 < nx).then(|| i + 1),
-                            (y > 0).then(|| i - nx),
-                            (y + 1 < ny).then(|| i + nx),
-                            (z > 0).then(|| i - nx * ny),
-                            (z + 1 < nz).then(|| i + nx * ny),
-                        ];
-                        for j in neighbours.into_iter().flatten().filter(|&j| valid[j]) {
-                            count += 1.0;
-                            for b in 0..BINS {
-                                for c in 0..3 {
-                                    a[b][c] += amb_prev[j][b][c];
-                                    d[b][c] += dir_prev[j][b][c];
-                                }
-                            }
-                        }
-                        if count > 0.0 {
-                            ambient[i] = a.map(|v| v.map(|x| x / count));
-                            direct[i] = d.map(|v| v.map(|x| x / count));
-                            next_valid[i] = true;
+            let cells = ambient.par_iter_mut().zip(direct.par_iter_mut()).zip(next_valid.par_iter_mut());
+            cells.enumerate().filter(|&(i, _)| !valid[i]).for_each(|(i, ((ambient, direct), next_valid))| {
+                let (x, y, z) = (i % nx, (i / nx) % ny, i / (nx * ny));
+                let mut count = 0.0f32;
+                let (mut a, mut d) = ([[0.0f32; 3]; 6], [[0.0f32; 3]; 6]);
+                let neighbours = [
+                    (x > 0).then(|| i - 1),
+                    (x + 1 < nx).then(|| i + 1),
+                    (y > 0).then(|| i - nx),
+                    (y + 1 < ny).then(|| i + nx),
+                    (z > 0).then(|| i - nx * ny),
+                    (z + 1 < nz).then(|| i + nx * ny),
+                ];
+                for j in neighbours.into_iter().flatten().filter(|&j| valid[j]) {
+                    count += 1.0;
+                    for b in 0..BINS {
+                        for c in 0..3 {
+                            a[b][c] += amb_prev[j][b][c];
+                            d[b][c] += dir_prev[j][b][c];
                         }
                     }
                 }
-            }
+                if count > 0.0 {
+                    *ambient = a.map(|v| v.map(|x| x / count));
+                    *direct = d.map(|v| v.map(|x| x / count));
+                    *next_valid = true;
+                }
+            });
             valid = next_valid;
         }
         IrradianceVolume { min: desc.min, max: desc.max, dims: desc.dims, ambient, direct, air }

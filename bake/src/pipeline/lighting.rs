@@ -127,14 +127,24 @@ fn prepare_scene(
             .collect::<Result<_, _>>()?;
         let vertex_count = decoded.iter().map(|(_, m)| m.positions.len()).sum();
         let index_count = decoded.iter().map(|(_, m)| m.main_index_count).sum();
-        let (mut positions, mut indices) = (Vec::with_capacity(vertex_count), Vec::with_capacity(index_count));
-        for (_, mesh) in decoded {
-            let base = positions.len() as u32;
+        // Each tile copied into its place on any thread (fresh zero pages until written).
+        let (mut positions, mut indices) = (vec![[0.0f32; 3]; vertex_count], vec![0u32; index_count]);
+        let (mut pos_rest, mut idx_rest) = (positions.as_mut_slice(), indices.as_mut_slice());
+        let mut places = Vec::with_capacity(decoded.len());
+        for (_, mesh) in &decoded {
+            let base = (vertex_count - pos_rest.len()) as u32;
             first_vertex.push(base);
-            indices.extend(mesh.indices[..mesh.main_index_count].iter().map(|i| i + base));
-            positions.extend_from_slice(&mesh.positions[..]);
             clusters.push((mesh.main_index_count / 3) as u32);
+            let (pos, rest) = std::mem::take(&mut pos_rest).split_at_mut(mesh.positions.len());
+            let (idx, rest_idx) = std::mem::take(&mut idx_rest).split_at_mut(mesh.main_index_count);
+            (pos_rest, idx_rest) = (rest, rest_idx);
+            places.push((pos, idx, mesh, base));
         }
+        places.into_par_iter().for_each(|(pos, idx, mesh, base)| {
+            pos.copy_from_slice(&mesh.positions);
+            idx.iter_mut().zip(&mesh.indices[..mesh.main_index_count]).for_each(|(out, &i)| *out = i + base);
+        });
+        drop(decoded);
         // The tiles' decoded meshes were small allocations of the allocator's arenas, freed
         // there but not given back to the OS: the scene's build would not reuse them.
         crate::mem::return_freed_memory();

@@ -247,6 +247,11 @@ pub struct OccluderMesh {
 impl OccluderMesh {
     /// Appends `other` after this mesh's triangles.
     pub fn append(&mut self, other: OccluderMesh) {
+        if self.positions.is_empty() && self.indices.is_empty() && self.albedo.is_empty() && self.clusters.is_empty() {
+            // The first mesh is taken as it is, not copied.
+            *self = other;
+            return;
+        }
         self.append_parts(other.positions, &other.indices, &other.albedo, &other.clusters);
     }
 

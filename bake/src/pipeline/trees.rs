@@ -406,6 +406,10 @@ impl WorldProduct for TreePlacementProduct {
             })
             .collect::<Result<_, _>>()?;
         let mut all = OccluderMesh::default();
+        // Room for every tree at once: grown as they came, the arrays were copied many times.
+        all.positions.reserve_exact(each.iter().map(|(p, _, _)| p.len()).sum());
+        all.indices.reserve_exact(each.iter().map(|(_, i, _)| i.len()).sum());
+        all.albedo.reserve_exact(each.iter().map(|(_, _, a)| a.len()).sum());
         for (positions, indices, albedo) in each.into_iter().filter(|(_, indices, _)| !indices.is_empty()) {
             all.append_parts(positions, indices, albedo, &[(indices.len() / 3) as u32]);
         }
