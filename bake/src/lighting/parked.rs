@@ -36,6 +36,9 @@ const FRAME_VALUES: usize = 1 << 18;
 /// Words of one frame of parked sums (8 MiB).
 const SUMS_FRAME_WORDS: usize = 1 << 20;
 
+/// Most frames of parked sums unpacked at once (8 MiB each), however many threads there are.
+const UNPACKED_SUMS_FRAMES: usize = 4;
+
 fn failed(what: &str, e: impl std::fmt::Display) -> LightingError {
     LightingError::Parts(format!("{what} parked memory: {e}"))
 }
@@ -392,20 +395,17 @@ impl ParkedSums {
     }
 
     /// Adds the parked sums (and their flights) to `sums`, of the same shape.
-    /// Each frame is decompressed while the one before it is added (on every thread).
+    /// A few frames are unpacked at once, each on a thread of its own, then added in order (on
+    /// every thread): unpacking, one thread's work per frame, was most of the time.
     pub(crate) fn add_to(self, sums: &mut LightSums) -> Result<(), LightingError> {
-        let shelf = &self.shelf;
-        let mut frames = self.frames.iter();
-        let mut unpack = || -> Result<Option<(usize, Vec<u8>)>, LightingError> {
-            let Some((start, frame)) = frames.next() else { return Ok(None) };
-            let raw = zstd::bulk::decompress(&shelf.get(frame)?, 8 * SUMS_FRAME_WORDS).map_err(|e| failed("decompressing", e))?;
-            Ok(Some((*start, raw)))
-        };
-        let mut next = unpack()?;
-        while let Some((start, raw)) = next {
-            let (added, following) = rayon::join(|| sums.add_words(start, &raw), &mut unpack);
-            added.map_err(|e| failed("adding", e))?;
-            next = following?;
+        let batch = rayon::current_num_threads().clamp(1, UNPACKED_SUMS_FRAMES);
+        for frames in self.frames.chunks(batch) {
+            let unpack =
+                |frame: &Frame| zstd::bulk::decompress(&self.shelf.get(frame)?, 8 * SUMS_FRAME_WORDS).map_err(|e| failed("decompressing", e));
+            let raws: Vec<Vec<u8>> = frames.par_iter().map(|(_, frame)| unpack(frame)).collect::<Result<_, _>>()?;
+            for ((start, _), raw) in frames.iter().zip(raws) {
+                sums.add_words(*start, &raw).map_err(|e| failed("adding", e))?;
+            }
         }
         sums.flights += self.flights;
         Ok(())
