@@ -396,9 +396,13 @@ impl ParkedSums {
 
     /// Adds the parked sums (and their flights) to `sums`, of the same shape.
     /// A few frames are unpacked at once, each on a thread of its own, then added in order (on
-    /// every thread): unpacking, one thread's work per frame, was most of the time.
+    /// every thread): unpacking, one thread's work per frame, was most of the time. Sums parked
+    /// in a file (a bake asking for the least memory) are unpacked a frame at a time.
     pub(crate) fn add_to(self, sums: &mut LightSums) -> Result<(), LightingError> {
-        let batch = rayon::current_num_threads().clamp(1, UNPACKED_SUMS_FRAMES);
+        let batch = match self.shelf.file {
+            Some(_) => 1,
+            None => rayon::current_num_threads().clamp(1, UNPACKED_SUMS_FRAMES),
+        };
         for frames in self.frames.chunks(batch) {
             let unpack =
                 |frame: &Frame| zstd::bulk::decompress(&self.shelf.get(frame)?, 8 * SUMS_FRAME_WORDS).map_err(|e| failed("decompressing", e));
