@@ -375,14 +375,14 @@ pub enum BudgetError {
 /// runs, measured, instead of being refused.
 fn user_budget_hint(estimate: &Estimate, machine: &Budget) -> String {
     let suggested = machine.bytes / 10 * 9;
-    match estimate.floor_bytes < suggested {
-        true => format!(
-            ", or, as the estimate is an upper bound, bake with --memory-budget {}M: it then keeps what it \
-             can to disk and is stopped, with its output untouched, if it passes the budget",
-            suggested / MIB
-        ),
-        false => String::new(),
+    if estimate.floor_bytes >= suggested {
+        return String::new();
     }
+    format!(
+        ", or, as the estimate is an upper bound, bake with --memory-budget {}M: it then keeps what it \
+         can to disk and is stopped, with its output untouched, if it passes the budget",
+        suggested / MIB
+    )
 }
 
 /// Refuses a world that cannot keep to `budget` or would trace more than [`MAX_LIGHT_PATHS`].
