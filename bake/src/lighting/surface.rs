@@ -13,6 +13,8 @@
 //! Vertices at identical positions are welded first, so seams between separately meshed tiles
 //! do not stop the filter.
 
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
 use glam::Vec3A;
 use rayon::prelude::*;
 
@@ -217,15 +219,16 @@ pub(crate) struct VertexGrid {
 }
 
 impl VertexGrid {
+    /// The grid of cells of side `cell` (grown where the cell count would pass 2^24) over `pos`,
+    /// each cell listing its vertices in index order. Built on every thread: the cells are counted
+    /// and filled with atomic counters, then each cell's list is sorted, which gives the order of
+    /// one walk over the vertices.
     pub(crate) fn new(pos: &[Vec3A], cell: f32) -> VertexGrid {
-        let (mut lo, mut hi) = (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY));
-        pos.iter().for_each(|p| {
-            lo = lo.min(*p);
-            hi = hi.max(*p);
-        });
-        if pos.is_empty() {
-            (lo, hi) = (Vec3A::ZERO, Vec3A::ZERO);
-        }
+        let (lo, hi) = pos
+            .par_iter()
+            .fold(|| (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY)), |(lo, hi), p| (lo.min(*p), hi.max(*p)))
+            .reduce(|| (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY)), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+        let (lo, hi) = if pos.is_empty() { (Vec3A::ZERO, Vec3A::ZERO) } else { (lo, hi) };
         // Keep the cell count bounded (≤ 2^24) whatever the mesh's spread.
         let ext = (hi - lo).max(Vec3A::splat(1e-6));
         let mut cell = cell.max(1e-6);
@@ -239,18 +242,21 @@ impl VertexGrid {
             c[0] + dims[0] * (c[1] + dims[1] * c[2])
         };
         let cells = dims[0] * dims[1] * dims[2];
-        let mut start = vec![0u32; cells + 1];
-        pos.iter().for_each(|p| start[index(*p) + 1] += 1);
-        for i in 0..cells {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut items = vec![0u32; pos.len()];
-        for (v, p) in pos.iter().enumerate() {
-            let c = index(*p);
-            items[fill[c] as usize] = v as u32;
-            fill[c] += 1;
-        }
+        let counts: Vec<AtomicU32> = (0..cells).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+        pos.par_iter().for_each(|p| {
+            counts[index(*p)].fetch_add(1, Relaxed);
+        });
+        let start = exclusive_sums(counts.into_iter().map(AtomicU32::into_inner).collect());
+        // Each cell's next free slot; the slots a cell gets are its own, in whatever order.
+        let fill: Vec<AtomicU32> = start[..cells].par_iter().map(|&s| AtomicU32::new(s)).collect();
+        let items: Vec<AtomicU32> = (0..pos.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+        pos.par_iter().enumerate().for_each(|(v, p)| {
+            let slot = fill[index(*p)].fetch_add(1, Relaxed);
+            items[slot as usize].store(v as u32, Relaxed);
+        });
+        drop(fill);
+        let mut items: Vec<u32> = items.into_iter().map(AtomicU32::into_inner).collect();
+        sort_each_cell(&mut items, &start);
         VertexGrid { lo, cell, dims, start, items }
     }
 
@@ -274,6 +280,48 @@ impl VertexGrid {
             }
         }
     }
+}
+
+/// Cells per task of the grid's parallel steps.
+const GRID_BLOCK: usize = 1 << 14;
+
+/// The exclusive prefix sums of `counts`, with their total appended, in blocks on every thread.
+fn exclusive_sums(counts: Vec<u32>) -> Vec<u32> {
+    let block_sums: Vec<u32> = counts.par_chunks(GRID_BLOCK).map(|c| c.iter().sum()).collect();
+    let mut total = 0u32;
+    let base: Vec<u32> = block_sums
+        .into_iter()
+        .map(|s| {
+            total += s;
+            total - s
+        })
+        .collect();
+    let mut sums = counts;
+    sums.par_chunks_mut(GRID_BLOCK).zip(base).for_each(|(block, mut at)| {
+        for c in block {
+            (*c, at) = (at, at + *c);
+        }
+    });
+    sums.push(total);
+    sums
+}
+
+/// Sorts the list of every cell (`items[start[c]..start[c + 1]]`), blocks of cells on every thread.
+fn sort_each_cell(items: &mut [u32], start: &[u32]) {
+    let cells = start.len() - 1;
+    let mut blocks = Vec::with_capacity(cells.div_ceil(GRID_BLOCK));
+    let mut rest = items;
+    for first in (0..cells).step_by(GRID_BLOCK) {
+        let end = (first + GRID_BLOCK).min(cells);
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut((start[end] - start[first]) as usize);
+        blocks.push((first, end, head));
+        rest = tail;
+    }
+    blocks.into_par_iter().for_each(|(first, end, block)| {
+        for c in first..end {
+            block[(start[c] - start[first]) as usize..(start[c + 1] - start[first]) as usize].sort_unstable();
+        }
+    });
 }
 
 #[cfg(test)]
@@ -382,5 +430,32 @@ mod tests {
         found.sort();
         let expect: Vec<u32> = (0..1000).filter(|&v| (pos[v as usize] - q).length() <= 1.2).collect();
         assert_eq!(found, expect);
+    }
+
+    #[test]
+    fn grid_cells_list_their_vertices_in_index_order() {
+        // Clustered points with repeats, and a spread that makes the grid grow its cells.
+        let mut rng = crate::lighting::rng::Rng::new(3, 0, 0);
+        let mut pos: Vec<Vec3A> = (0..20_000).map(|_| Vec3A::new(rng.next_f32(), rng.next_f32(), rng.next_f32()) * 40.0).collect();
+        pos.extend_from_within(..5000);
+        for (cell, far) in [(0.7, 0.0), (0.01, 1e4)] {
+            pos[7] = Vec3A::splat(far);
+            let grid = VertexGrid::new(&pos, cell);
+            // One walk in index order, the way a serial build fills the cells.
+            let mut lists = vec![Vec::new(); grid.start.len() - 1];
+            for (v, p) in pos.iter().enumerate() {
+                let c = ((*p - grid.lo) / grid.cell).floor();
+                let c = [0, 1, 2].map(|a| (c[a].max(0.0) as usize).min(grid.dims[a] - 1));
+                lists[c[0] + grid.dims[0] * (c[1] + grid.dims[1] * c[2])].push(v as u32);
+            }
+            assert!(grid.start.len() - 1 <= 1 << 24, "the cell count is bounded");
+            let mut at = 0;
+            for (c, list) in lists.iter().enumerate() {
+                assert_eq!(grid.start[c], at, "cell {c}'s start");
+                assert_eq!(&grid.items[at as usize..][..list.len()], list.as_slice(), "cell {c}'s vertices");
+                at += list.len() as u32;
+            }
+            assert_eq!((grid.start[lists.len()], grid.items.len()), (pos.len() as u32, pos.len()));
+        }
     }
 }

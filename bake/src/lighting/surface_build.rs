@@ -1,5 +1,5 @@
-//! Building the welded surface: the weld, and the sorting of every vertex's neighbour list, on
-//! every thread; the sums over the triangles (normals, areas, list lengths) in one walk in
+//! Building the welded surface: the weld, and the filling and sorting of every vertex's neighbour
+//! list, on every thread; the sums over the triangles (normals, areas, list lengths) in one walk in
 //! triangle order, a scattered add per corner, which is cheaper than the per-vertex corner lists
 //! a parallel sum in that order would need. The result is the bits of one walk over the whole
 //! mesh (`tests` keeps that walk as the reference), whatever the thread count.
@@ -118,20 +118,22 @@ fn triangle_sums(weld: &[u32], pos: &[Vec3A], indices: &[u32]) -> TriangleSums {
 }
 
 /// Each welded vertex's raw neighbour list at `start[v]..start[v + 1]`: at each of its corners a
-/// triangle lists its two other corners.
+/// triangle lists its two other corners. The triangles are walked on every thread, so a list's
+/// order depends on the scheduling; [`neighbours`] sorts every list, which makes it canonical.
 fn corner_lists(weld: &[u32], indices: &[u32], start: &[u32]) -> Vec<u32> {
-    let mut fill = start.to_vec();
-    let mut adj = vec![0u32; start.last().copied().unwrap_or(0) as usize];
-    for t in indices.chunks_exact(3) {
+    let count = start.len() - 1;
+    let fill: Vec<AtomicU32> = start[..count].par_iter().map(|&s| AtomicU32::new(s)).collect();
+    let adj: Vec<AtomicU32> = (0..start[count] as usize).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    indices.par_chunks_exact(3).for_each(|t| {
         let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
         for k in 0..3 {
-            let i = w[k] as usize;
-            adj[fill[i] as usize] = w[(k + 1) % 3];
-            adj[fill[i] as usize + 1] = w[(k + 2) % 3];
-            fill[i] += 2;
+            let slot = fill[w[k] as usize].fetch_add(2, Relaxed) as usize;
+            adj[slot].store(w[(k + 1) % 3], Relaxed);
+            adj[slot + 1].store(w[(k + 2) % 3], Relaxed);
         }
-    }
-    adj
+    });
+    drop(fill);
+    adj.into_iter().map(AtomicU32::into_inner).collect()
 }
 
 /// The welded surface of `positions` and `indices` (complete triangles only).

@@ -11,14 +11,23 @@ fn one_walk(positions: &[[f32; 3]], indices: &[u32]) -> Built {
     for (v, &w) in weld.iter().enumerate() {
         pos[w as usize] = positions[v].into();
     }
-    // The sums and the raw lists are the walk's own code (`build` calls them too).
+    // The sums are the walk's own code (`build` calls it too).
     let TriangleSums { mut normal, area, degree, total_area, edge_sum } = triangle_sums(&weld, &pos, indices);
     normal.iter_mut().for_each(|n| *n = n.normalize_or_zero());
     let mut start = vec![0u32; count + 1];
     for i in 0..count {
         start[i + 1] = start[i] + degree[i];
     }
-    let mut adj = corner_lists(&weld, indices, &start);
+    let mut fill = start.clone();
+    let mut adj = vec![0u32; start[count] as usize];
+    for t in indices.chunks_exact(3) {
+        let w = [weld[t[0] as usize], weld[t[1] as usize], weld[t[2] as usize]];
+        for k in 0..3 {
+            let i = w[k] as usize;
+            (adj[fill[i] as usize], adj[fill[i] as usize + 1]) = (w[(k + 1) % 3], w[(k + 2) % 3]);
+            fill[i] += 2;
+        }
+    }
     let mut adj_start = vec![0u32; count + 1];
     let mut out = 0usize;
     for i in 0..count {
