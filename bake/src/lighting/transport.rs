@@ -5,7 +5,8 @@
 //! from forks of it). Paths are traced in fixed batches, each sorted by its paths' start points
 //! (ties by path number); within a batch, chunks of that order run in parallel, each tracing its
 //! paths' photons in waves in an order fixed by the photons alone; their records are applied to the
-//! accumulators (split by ownership, never by thread) while the next batch is traced. The sums are
+//! accumulators (split by ownership, never by thread) while the next batch is traced, and the one
+//! after it emitted and ordered. The sums are
 //! exact integers, so the result is the same for any thread count and any order of application.
 
 use super::fixed::{Fixed, LightSums};
@@ -125,60 +126,77 @@ pub(crate) fn trace_all(
     }
     let total = first.last().copied().unwrap_or(0);
     let LightSums { ambient, lights, volume, flights } = sums;
-    let mut starts: Vec<(Rng, Emission)> = Vec::new();
-    let mut order: Vec<u64> = Vec::new();
-    // The batch traced last: applied while the next one is traced, so that the threads that
-    // finish their share of either early take up the other's work instead of waiting.
-    let mut traced: Vec<Records> = Vec::new();
-    let mut batch_start = 0;
     let source_of = |g: u64| first.partition_point(|&f| f <= g) - 1;
-    while batch_start < total || !traced.is_empty() {
-        let batch_end = (batch_start + BATCH).min(total);
-        // Emit every path of the batch, then trace them in the order of their start points along
-        // a Morton curve: neighbouring paths then walk the same BVH nodes and leaves while they
-        // are still in cache. The order is a function of the paths alone (ties by path number).
-        // Only the (Morton code, path) keys are sorted; the emitted paths stay where they are.
-        starts.clear();
-        starts.par_extend((batch_start..batch_end).into_par_iter().map(|g| {
+    // Emits every path of `paths`, then orders them by their start points along a Morton curve:
+    // neighbouring paths then walk the same BVH nodes and leaves while they are still in cache.
+    // The order is a function of the paths alone (ties by path number). Only the (Morton code,
+    // path) keys are sorted; the emitted paths stay where they are.
+    let emit = |paths: std::ops::Range<u64>, batch: &mut Batch| {
+        batch.first = paths.start;
+        batch.starts.clear();
+        batch.starts.par_extend(paths.into_par_iter().map(|g| {
             let s = source_of(g);
             let mut rng = Rng::for_path(scene.seed, s as u64, ranges[s].0 + g - first[s]);
             let e = sources[s].emit(&mut rng, scene.eps);
             (rng, e)
         }));
-        order.clear();
-        order.par_extend(starts.par_iter().enumerate().map(|(k, (_, e))| (scene.morton(e.origin) as u64) << 32 | k as u64));
-        order.par_sort_unstable();
-        let trace = || {
-            order
-                .par_chunks(CHUNK as usize)
-                .map(|chunk| {
-                    // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
-                    let mut rec = Records {
-                        deposits: Vec::with_capacity(2 * chunk.len()),
-                        segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
-                        ..Records::default()
-                    };
-                    let first_photons = chunk.iter().filter_map(|&key| {
-                        let k = key as u32 as usize;
-                        let (rng, e) = &starts[k];
-                        let s = source_of(batch_start + k as u64);
-                        let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
-                        Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
-                    });
-                    trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
-                    rec
-                })
-                .collect::<Vec<Records>>()
-        };
+        batch.order.clear();
+        batch.order.par_extend(batch.starts.par_iter().enumerate().map(|(k, (_, e))| (scene.morton(e.origin) as u64) << 32 | k as u64));
+        batch.order.par_sort_unstable();
+    };
+    let trace = |batch: &Batch| {
+        batch
+            .order
+            .par_chunks(CHUNK as usize)
+            .map(|chunk| {
+                // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
+                let mut rec = Records {
+                    deposits: Vec::with_capacity(2 * chunk.len()),
+                    segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
+                    ..Records::default()
+                };
+                let first_photons = chunk.iter().filter_map(|&key| {
+                    let k = key as u32 as usize;
+                    let (rng, e) = &batch.starts[k];
+                    let s = source_of(batch.first + k as u64);
+                    let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
+                    Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
+                });
+                trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
+                rec
+            })
+            .collect::<Vec<Records>>()
+    };
+    // Three steps run at once, so that the threads that finish their share of one early take up
+    // the others' work instead of waiting: batch k is traced while batch k - 1's records are
+    // applied and batch k + 1 is emitted and ordered.
+    let (mut current, mut next) = (Batch::default(), Batch::default());
+    let mut traced: Vec<Records> = Vec::new();
+    let mut batch_start = 0;
+    emit(0..BATCH.min(total), &mut current);
+    while batch_start < total || !traced.is_empty() {
+        let batch_end = (batch_start + BATCH).min(total);
         let apply = || {
             *flights += traced.iter().map(|r| r.flights).sum::<u64>();
             let deposits: Vec<&[Deposit]> = traced.iter().map(|r| r.deposits.as_slice()).collect();
             let segments: Vec<&[Segment]> = traced.iter().map(|r| r.segments.as_slice()).collect();
             rayon::join(|| Surface::apply([ambient, lights], &deposits, &scene.fixed), || volume.add(&segments));
         };
-        traced = rayon::join(trace, apply).0;
+        let next_paths = batch_end..(batch_end + BATCH).min(total);
+        traced = rayon::join(|| rayon::join(|| trace(&current), apply).0, || emit(next_paths, &mut next)).0;
+        std::mem::swap(&mut current, &mut next);
         batch_start = batch_end;
     }
+}
+
+/// One batch of paths, emitted: each path's generator and emission (path `first + k` at `k`),
+/// and the order they are traced in (see `trace_all`).
+#[derive(Default)]
+struct Batch {
+    first: u64,
+    starts: Vec<(Rng, Emission)>,
+    /// Morton code of the start point (high 32 bits) and index into `starts` (low 32 bits).
+    order: Vec<u64>,
 }
 
 /// Bounds of the weight window's target (relative to a freshly emitted photon's power): at most
