@@ -242,7 +242,8 @@ impl VertexGrid {
             c[0] + dims[0] * (c[1] + dims[1] * c[2])
         };
         let cells = dims[0] * dims[1] * dims[2];
-        let counts: Vec<AtomicU32> = (0..cells).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+        // One more than the cells: its zero becomes the total.
+        let counts: Vec<AtomicU32> = (0..cells + 1).into_par_iter().map(|_| AtomicU32::new(0)).collect();
         pos.par_iter().for_each(|p| {
             counts[index(*p)].fetch_add(1, Relaxed);
         });
@@ -285,7 +286,8 @@ impl VertexGrid {
 /// Cells per task of the grid's parallel steps.
 const GRID_BLOCK: usize = 1 << 14;
 
-/// The exclusive prefix sums of `counts`, with their total appended, in blocks on every thread.
+/// The exclusive prefix sums of `counts`, in place, in blocks on every thread (a count of zero
+/// at the end becomes the total).
 fn exclusive_sums(counts: Vec<u32>) -> Vec<u32> {
     let block_sums: Vec<u32> = counts.par_chunks(GRID_BLOCK).map(|c| c.iter().sum()).collect();
     let mut total = 0u32;
@@ -302,7 +304,6 @@ fn exclusive_sums(counts: Vec<u32>) -> Vec<u32> {
             (*c, at) = (at, at + *c);
         }
     });
-    sums.push(total);
     sums
 }
 
