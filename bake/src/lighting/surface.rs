@@ -19,6 +19,7 @@ use glam::Vec3A;
 use rayon::prelude::*;
 
 use super::fixed::{Fixed, MAP_BLOCK_VERTICES};
+use super::surface_build::offsets;
 use super::words::SplitWords;
 
 /// The welded mesh: where deposits land, and the filter over its connectivity. A bake never holds
@@ -242,12 +243,11 @@ impl VertexGrid {
             c[0] + dims[0] * (c[1] + dims[1] * c[2])
         };
         let cells = dims[0] * dims[1] * dims[2];
-        // One more than the cells: its zero becomes the total.
-        let counts: Vec<AtomicU32> = (0..cells + 1).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+        let counts: Vec<AtomicU32> = (0..cells).into_par_iter().map(|_| AtomicU32::new(0)).collect();
         pos.par_iter().for_each(|p| {
             counts[index(*p)].fetch_add(1, Relaxed);
         });
-        let start = exclusive_sums(counts.into_iter().map(AtomicU32::into_inner).collect());
+        let start = offsets(&counts.into_iter().map(AtomicU32::into_inner).collect::<Vec<u32>>());
         // Each cell's next free slot; the slots a cell gets are its own, in whatever order.
         let fill: Vec<AtomicU32> = start[..cells].par_iter().map(|&s| AtomicU32::new(s)).collect();
         let items: Vec<AtomicU32> = (0..pos.len()).into_par_iter().map(|_| AtomicU32::new(0)).collect();
@@ -283,29 +283,8 @@ impl VertexGrid {
     }
 }
 
-/// Cells per task of the grid's parallel steps.
+/// Cells per task of the sort of the grid's cells.
 const GRID_BLOCK: usize = 1 << 14;
-
-/// The exclusive prefix sums of `counts`, in place, in blocks on every thread (a count of zero
-/// at the end becomes the total).
-fn exclusive_sums(counts: Vec<u32>) -> Vec<u32> {
-    let block_sums: Vec<u32> = counts.par_chunks(GRID_BLOCK).map(|c| c.iter().sum()).collect();
-    let mut total = 0u32;
-    let base: Vec<u32> = block_sums
-        .into_iter()
-        .map(|s| {
-            total += s;
-            total - s
-        })
-        .collect();
-    let mut sums = counts;
-    sums.par_chunks_mut(GRID_BLOCK).zip(base).for_each(|(block, mut at)| {
-        for c in block {
-            (*c, at) = (at, at + *c);
-        }
-    });
-    sums
-}
 
 /// Sorts the list of every cell (`items[start[c]..start[c + 1]]`), blocks of cells on every thread.
 fn sort_each_cell(items: &mut [u32], start: &[u32]) {

@@ -61,8 +61,8 @@ fn weld(positions: &[[f32; 3]]) -> Weld {
     Weld { ids, last }
 }
 
-/// The exclusive prefix sums of `counts`, with their total appended.
-fn offsets(counts: &[u32]) -> Vec<u32> {
+/// The exclusive prefix sums of `counts`, with their total appended, in blocks on every thread.
+pub(super) fn offsets(counts: &[u32]) -> Vec<u32> {
     let block_sums: Vec<u32> = counts.par_chunks(BLOCK).map(|c| c.iter().sum()).collect();
     let mut base = Vec::with_capacity(block_sums.len());
     let mut total = 0u32;
