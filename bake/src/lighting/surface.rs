@@ -19,7 +19,7 @@ use glam::Vec3A;
 use rayon::prelude::*;
 
 use super::fixed::{Fixed, MAP_BLOCK_VERTICES};
-use super::surface_build::offsets;
+use super::surface_build::{list_blocks, offsets, BLOCK};
 use super::words::SplitWords;
 
 /// The welded mesh: where deposits land, and the filter over its connectivity. A bake never holds
@@ -283,22 +283,12 @@ impl VertexGrid {
     }
 }
 
-/// Cells per task of the sort of the grid's cells.
-const GRID_BLOCK: usize = 1 << 14;
-
 /// Sorts the list of every cell (`items[start[c]..start[c + 1]]`), blocks of cells on every thread.
 fn sort_each_cell(items: &mut [u32], start: &[u32]) {
     let cells = start.len() - 1;
-    let mut blocks = Vec::with_capacity(cells.div_ceil(GRID_BLOCK));
-    let mut rest = items;
-    for first in (0..cells).step_by(GRID_BLOCK) {
-        let end = (first + GRID_BLOCK).min(cells);
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut((start[end] - start[first]) as usize);
-        blocks.push((first, end, head));
-        rest = tail;
-    }
-    blocks.into_par_iter().for_each(|(first, end, block)| {
-        for c in first..end {
+    list_blocks(items, start).into_par_iter().enumerate().for_each(|(b, block)| {
+        let first = b * BLOCK;
+        for c in first..((b + 1) * BLOCK).min(cells) {
             block[(start[c] - start[first]) as usize..(start[c + 1] - start[first]) as usize].sort_unstable();
         }
     });

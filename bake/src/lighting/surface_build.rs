@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use glam::Vec3A;
 use rayon::prelude::*;
 
-/// Vertices per block of the parallel steps.
-const BLOCK: usize = 1 << 14;
+/// Vertices (or grid cells) per block of the parallel steps.
+pub(super) const BLOCK: usize = 1 << 14;
 
 /// What [`super::surface::Surface`] is made of (the bake parks each array as it is made, see
 /// `ParkedSurface::build`).
@@ -79,6 +79,21 @@ pub(super) fn offsets(counts: &[u32]) -> Vec<u32> {
     });
     out[counts.len()] = total;
     out
+}
+
+/// `items` cut at the lists of every [`BLOCK`] of lists (list `i` at `start[i]..start[i + 1]`),
+/// so that the blocks' lists can be worked on each on a thread of its own.
+pub(super) fn list_blocks<'a>(items: &'a mut [u32], start: &[u32]) -> Vec<&'a mut [u32]> {
+    let count = start.len() - 1;
+    let mut blocks = Vec::with_capacity(count.div_ceil(BLOCK));
+    let mut rest = items;
+    for b in 0..count.div_ceil(BLOCK) {
+        let len = (start[((b + 1) * BLOCK).min(count)] - start[b * BLOCK]) as usize;
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        blocks.push(head);
+        rest = tail;
+    }
+    blocks
 }
 
 /// What one walk over the triangles adds up.
@@ -177,15 +192,7 @@ pub(super) fn neighbours(weld: &[u32], degree: Vec<u32>, indices: &[u32]) -> (Ve
     let mut adj = corner_lists(weld, indices, &start);
     // Each list sorted, without duplicates (an interior edge seen from both its triangles) or
     // self-loops (degenerate triangles), at the front of its block of vertices' lists.
-    let mut blocks: Vec<&mut [u32]> = Vec::with_capacity(count.div_ceil(BLOCK));
-    let mut rest = adj.as_mut_slice();
-    for b in 0..count.div_ceil(BLOCK) {
-        let len = (start[((b + 1) * BLOCK).min(count)] - start[b * BLOCK]) as usize;
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
-        blocks.push(head);
-        rest = tail;
-    }
-    let lens: Vec<u32> = blocks
+    let lens: Vec<u32> = list_blocks(&mut adj, &start)
         .into_par_iter()
         .enumerate()
         .flat_map_iter(|(b, block)| {
