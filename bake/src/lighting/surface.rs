@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use super::fixed::{Fixed, MAP_BLOCK_VERTICES};
 use super::surface_build::{list_blocks, offsets, BLOCK};
-use super::words::SplitWords;
+use super::words::{SplitWords, WordsMut};
 
 /// The welded mesh: where deposits land, and the filter over its connectivity. A bake never holds
 /// it whole: it builds and parks it array by array (`ParkedSurface::build`) and unparks only the
@@ -46,32 +46,18 @@ impl Surface {
     }
 
     /// Adds the deposits of every part to the ambient map (`maps[0]`, deposits of map 0) and the
-    /// direct-lights map (`maps[1]`, map 1; empty in a scene without static lights), in fixed
-    /// units (exact in any order). Each part's deposit corners are first listed by the vertex
-    /// range they fall in, in parallel over parts; then each range is filled from its lists
-    /// alone, in parallel over ranges, so the work does not grow with the thread count.
-    /// Each map holds three words per vertex, in blocks of [`MAP_BLOCK_VERTICES`] vertices.
+    /// direct-lights map (`maps[1]`, map 1; empty in a scene without static lights): each part's
+    /// corners listed by range, then each range filled, in parallel over parts and then over
+    /// ranges. Light transport does the same steps itself, spread over its own work items (see
+    /// `transport.rs`).
+    #[cfg(test)]
     pub(crate) fn apply(maps: [&mut SplitWords; 2], parts: &[&[Deposit]], fixed: &Fixed) {
-        let vertices = maps[0].len() / 3;
-        let range_blocks = vertices.div_ceil(RANGES * MAP_BLOCK_VERTICES).max(1);
-        let range_len = range_blocks * MAP_BLOCK_VERTICES;
-        let lists: Vec<CornerLists> = parts.par_iter().map(|part| CornerLists::of(part, range_len)).collect();
+        let ranges = DepositRanges::new(maps[0].len() / 3);
+        let lists: Vec<CornerLists> = parts.par_iter().map(|part| ranges.list(part)).collect();
         for (map, sums) in maps.into_iter().enumerate() {
-            sums.pieces_mut(range_blocks).enumerate().for_each(|(r, mut power)| {
+            ranges.split(sums).into_par_iter().enumerate().for_each(|(r, mut words)| {
                 for (part, list) in parts.iter().zip(&lists) {
-                    for &corner in list.range(r) {
-                        let (d, k) = (&part[corner as usize / 3], corner as usize % 3);
-                        if d.map as usize != map {
-                            continue;
-                        }
-                        let Some(v) = (d.verts[k] as usize).checked_sub(r * range_len).filter(|&v| v < range_len && r * range_len + v < vertices)
-                        else {
-                            continue;
-                        };
-                        for (c, p) in d.power.into_iter().enumerate() {
-                            power.add(3 * v + c, fixed.surface(p * d.weights[k]));
-                        }
-                    }
+                    ranges.add(r, &mut words, map, part, list, fixed);
                 }
             });
         }
@@ -163,9 +149,59 @@ impl MeshFilter {
 /// the thread count; a range's sums (1–2 MB on the default world) stay in cache while it is filled.
 const RANGES: usize = 64;
 
+/// How deposits are added in pieces: the maps' welded vertices in [`RANGES`] ranges of whole
+/// blocks of words, each range filled on its own from the corners listed in it. The sums are
+/// exact, so they are the same for any split of the deposits into parts and any order.
+#[derive(Clone, Copy)]
+pub(crate) struct DepositRanges {
+    vertices: usize,
+    /// Blocks of [`MAP_BLOCK_VERTICES`] vertices per range.
+    range_blocks: usize,
+}
+
+impl DepositRanges {
+    /// The ranges of maps of `vertices` welded vertices (three words each).
+    pub(crate) fn new(vertices: usize) -> DepositRanges {
+        DepositRanges { vertices, range_blocks: vertices.div_ceil(RANGES * MAP_BLOCK_VERTICES).max(1) }
+    }
+
+    fn range_len(&self) -> usize {
+        self.range_blocks * MAP_BLOCK_VERTICES
+    }
+
+    /// Lists the corners of `deposits` by range.
+    pub(crate) fn list(&self, deposits: &[Deposit]) -> CornerLists {
+        CornerLists::of(deposits, self.range_len())
+    }
+
+    /// `map`'s words, one piece per range (none for an empty map).
+    pub(crate) fn split<'a>(&self, map: &'a mut SplitWords) -> Vec<WordsMut<'a>> {
+        map.pieces_mut(self.range_blocks).collect()
+    }
+
+    /// Adds to `words`, range `r`'s piece of map `map`, the corners that `lists` lists in range
+    /// `r` of those of `deposits` that land on that map.
+    pub(crate) fn add(&self, r: usize, words: &mut WordsMut, map: usize, deposits: &[Deposit], lists: &CornerLists, fixed: &Fixed) {
+        let range_len = self.range_len();
+        for &corner in lists.range(r) {
+            let (d, k) = (&deposits[corner as usize / 3], corner as usize % 3);
+            if d.map as usize != map {
+                continue;
+            }
+            let Some(v) = (d.verts[k] as usize).checked_sub(r * range_len).filter(|&v| v < range_len && r * range_len + v < self.vertices) else {
+                continue;
+            };
+            for (c, p) in d.power.into_iter().enumerate() {
+                words.add(3 * v + c, fixed.surface(p * d.weights[k]));
+            }
+        }
+    }
+}
+
 /// One part's deposit corners by vertex range (a counting sort): corner `k` of deposit `i` is
 /// listed as `3i + k` in `items[start[r]..start[r + 1]]`, `r` the range of its vertex.
-struct CornerLists {
+#[derive(Default)]
+pub(crate) struct CornerLists {
     start: Vec<u32>,
     items: Vec<u32>,
 }

@@ -13,13 +13,15 @@ use super::fixed::{Fixed, LightSums};
 use super::luminance;
 use super::rng::{cosine_hemisphere, Rng};
 use super::sources::{Class, Emission, Source};
-use super::surface::{Deposit, Surface};
-use super::volume::Segment;
+use super::surface::{CornerLists, Deposit, DepositRanges};
+use super::volume::{Segment, SlabLists};
 use super::water::WaterMedium;
 use crate::mem::prefetch;
 use crate::rays::{Bvh, Hit, Ray};
 use glam::Vec3A;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
 
 /// Paths per batch: bounds the memory of the records between tracing and applying (two batches'
 /// records are held at once: one applied while the next is traced).
@@ -99,10 +101,15 @@ pub(crate) fn allocate(sources: &[Source], total: u64, reflectance: f32) -> Vec<
         .collect()
 }
 
+/// What one chunk of paths leaves, listed for adding piece by piece.
 #[derive(Default)]
 struct Records {
     deposits: Vec<Deposit>,
+    /// `deposits`' corners by welded-vertex range.
+    corners: CornerLists,
     segments: Vec<Segment>,
+    /// `segments` by slab of the volume.
+    slabs: SlabLists,
     /// Rays traced (photon flights).
     flights: u64,
 }
@@ -144,49 +151,97 @@ pub(crate) fn trace_all(
         batch.order.par_extend(batch.starts.par_iter().enumerate().map(|(k, (_, e))| (scene.morton(e.origin) as u64) << 32 | k as u64));
         batch.order.par_sort_unstable();
     };
-    let trace = |batch: &Batch| {
-        batch
-            .order
-            .par_chunks(CHUNK as usize)
-            .map(|chunk| {
-                // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
-                let mut rec = Records {
-                    deposits: Vec::with_capacity(2 * chunk.len()),
-                    segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
-                    ..Records::default()
-                };
-                let first_photons = chunk.iter().filter_map(|&key| {
-                    let k = key as u32 as usize;
-                    let (rng, e) = &batch.starts[k];
-                    let s = source_of(batch.first + k as u64);
-                    let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
-                    Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
-                });
-                trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
-                rec
-            })
-            .collect::<Vec<Records>>()
+    let ranges = DepositRanges::new(ambient.len() / 3);
+    let layout = volume.slab_layout();
+    let trace_chunk = |batch: &Batch, chunk: &[u64]| {
+        // Room for a typical path's records up front, so chunks rarely grow (and copy) them.
+        let mut rec = Records {
+            deposits: Vec::with_capacity(2 * chunk.len()),
+            segments: Vec::with_capacity(if scene.record_segments { 2 * chunk.len() } else { 0 }),
+            ..Records::default()
+        };
+        let first_photons = chunk.iter().filter_map(|&key| {
+            let k = key as u32 as usize;
+            let (rng, e) = &batch.starts[k];
+            let s = source_of(batch.first + k as u64);
+            let in_water = scene.water.is_some_and(|w| w.is_water(e.origin.into()));
+            Photon::first(&sources[s], s as u32, rng.clone(), e, 1.0 / counts[s] as f32, in_water)
+        });
+        trace_waves(scene, importance, sources, first_photons.collect(), &mut rec);
+        rec.corners = ranges.list(&rec.deposits);
+        rec.slabs = layout.list(&rec.segments);
+        rec
     };
-    // Three steps run at once, so that the threads that finish their share of one early take up
-    // the others' work instead of waiting: batch k is traced while batch k - 1's records are
-    // applied and batch k + 1 is emitted and ordered.
+    // Each round traces batch k in chunks while batch k - 1's records are added to the sums, and
+    // batch k + 1 is emitted and ordered beside them. Every thread takes the round's work items
+    // one at a time from one counter. The items that add come first, alternating with chunks,
+    // the volume's slabs (the largest items) before the maps' vertex ranges: the slabs all start
+    // early, beside tracing rather than all at once, and whatever runs late is a small item, not
+    // a slab that holds up the round while the other threads wait.
+    let threads = rayon::current_num_threads();
     let (mut current, mut next) = (Batch::default(), Batch::default());
     let mut traced: Vec<Records> = Vec::new();
     let mut batch_start = 0;
     emit(0..BATCH.min(total), &mut current);
     while batch_start < total || !traced.is_empty() {
         let batch_end = (batch_start + BATCH).min(total);
-        let apply = || {
-            *flights += traced.iter().map(|r| r.flights).sum::<u64>();
-            let deposits: Vec<&[Deposit]> = traced.iter().map(|r| r.deposits.as_slice()).collect();
-            let segments: Vec<&[Segment]> = traced.iter().map(|r| r.segments.as_slice()).collect();
-            rayon::join(|| Surface::apply([ambient, lights], &deposits, &scene.fixed), || volume.add(&segments));
+        *flights += traced.iter().map(|r| r.flights).sum::<u64>();
+        let slabs: Vec<Mutex<_>> = volume.slabs_mut().into_iter().map(Mutex::new).collect();
+        let maps: Vec<(usize, usize, Mutex<_>)> = [&mut *ambient, &mut *lights]
+            .into_iter()
+            .enumerate()
+            .flat_map(|(map, words)| ranges.split(words).into_iter().enumerate().map(move |(r, w)| (map, r, Mutex::new(w))))
+            .collect();
+        let chunks: Vec<&[u64]> = current.order.chunks(CHUNK as usize).collect();
+        let slots: Vec<Mutex<Option<Records>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
+        let mut adds = (0..slabs.len()).map(Item::Slab).chain((0..maps.len()).map(Item::Range));
+        let mut traces = (0..chunks.len()).map(Item::Chunk);
+        let mut items = Vec::with_capacity(slabs.len() + maps.len() + chunks.len());
+        loop {
+            match (adds.next(), traces.next()) {
+                (None, None) => break,
+                (a, b) => items.extend(a.into_iter().chain(b)),
+            }
+        }
+        let taken = AtomicUsize::new(0);
+        let work = || {
+            while let Some(&item) = items.get(taken.fetch_add(1, Relaxed)) {
+                match item {
+                    Item::Slab(i) => {
+                        let mut slab = slabs[i].lock().expect("a slab is taken once a round");
+                        for rec in &traced {
+                            slab.add(&rec.segments, &rec.slabs);
+                        }
+                    }
+                    Item::Range(i) => {
+                        let (map, r, words) = &maps[i];
+                        let mut words = words.lock().expect("a range is taken once a round");
+                        for rec in &traced {
+                            ranges.add(*r, &mut words, *map, &rec.deposits, &rec.corners, &scene.fixed);
+                        }
+                    }
+                    Item::Chunk(k) => *slots[k].lock().expect("a chunk is taken once a round") = Some(trace_chunk(&current, chunks[k])),
+                }
+            }
         };
         let next_paths = batch_end..(batch_end + BATCH).min(total);
-        traced = rayon::join(|| rayon::join(|| trace(&current), apply).0, || emit(next_paths, &mut next)).0;
+        rayon::join(|| (0..threads).into_par_iter().for_each(|_| work()), || emit(next_paths, &mut next));
+        drop((slabs, maps));
+        traced = slots.into_iter().map(|slot| slot.into_inner().ok().flatten().expect("every chunk is traced in its round")).collect();
         std::mem::swap(&mut current, &mut next);
         batch_start = batch_end;
     }
+}
+
+/// A work item of one round of `trace_all`.
+#[derive(Clone, Copy)]
+enum Item {
+    /// Adding the previous batch's segments to the volume's slab.
+    Slab(usize),
+    /// Adding the previous batch's deposits to one map's vertex range.
+    Range(usize),
+    /// Tracing the batch's chunk.
+    Chunk(usize),
 }
 
 /// One batch of paths, emitted: each path's generator and emission (path `first + k` at `k`),

@@ -125,60 +125,44 @@ impl VolumeAccumulator {
         std::array::from_fn(|b| [w[3 * b], w[3 * b + 1], w[3 * b + 2]])
     }
 
-    /// Adds the segments of every part (a part is one tracing chunk's records, added where they
-    /// lie rather than joined into one list first). Phase one finds, in parallel over pieces of
-    /// the parts, the slabs of Y rows each segment crosses; phase two walks, in parallel over
-    /// slabs (the accumulator is stored Y-major so a slab is contiguous and stays in cache), each
-    /// slab's segments, clipped to the slab's rows. Only segment indices are buffered between the
-    /// phases, not every cell crossing. Which slab a crossing falls in depends on the grid alone
-    /// and the sums are exact, so they are bit-identical for any thread count and any split of
-    /// the segments into parts.
-    pub(crate) fn add(&mut self, parts: &[&[Segment]]) {
-        if self.sums[0].is_empty() {
-            return;
-        }
-        const SEGMENTS_PER_TASK: usize = 4096;
+    /// Where the slabs of Y rows lie, to list segments by slab (see [`VolumeSlab`]).
+    pub(crate) fn slab_layout(&self) -> SlabLayout {
         let ny = self.desc.dims[1];
-        let slab_rows = ny.div_ceil(SLABS).max(1);
-        let slabs = ny.div_ceil(slab_rows);
-        let (desc, cell) = (self.desc, self.cell);
-        let pieces: Vec<&[Segment]> = parts.iter().flat_map(|p| p.chunks(SEGMENTS_PER_TASK)).collect();
-        let buckets: Vec<Vec<Vec<u32>>> = pieces
-            .par_iter()
-            .map(|piece| {
-                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); slabs];
-                for (k, s) in piece.iter().enumerate() {
-                    if let Some((r0, r1)) = row_span(&desc, cell, s) {
-                        for list in &mut lists[r0 / slab_rows..=r1 / slab_rows] {
-                            list.push(k as u32);
-                        }
-                    }
-                }
-                lists
-            })
-            .collect();
-        let scale = self.fixed.volume_scale();
+        let rows = ny.div_ceil(SLABS).max(1);
+        let slabs = if self.sums[0].is_empty() { 0 } else { ny.div_ceil(rows) };
+        SlabLayout { desc: self.desc, cell: self.cell, rows, slabs }
+    }
+
+    /// The sums in slabs of Y rows, each added to on its own (the accumulator is stored Y-major,
+    /// so a slab is contiguous and stays in cache while its segments are walked).
+    pub(crate) fn slabs_mut(&mut self) -> Vec<VolumeSlab<'_>> {
+        let layout = self.slab_layout();
+        if layout.slabs == 0 {
+            return Vec::new();
+        }
+        let (ny, scale) = (self.desc.dims[1], self.fixed.volume_scale());
         let [ambient, direct] = &mut self.sums;
-        ambient.pieces_mut(slab_rows).zip(direct.pieces_mut(slab_rows)).enumerate().for_each(|(slab, (mut ambient, mut direct))| {
-            let rows = (slab * slab_rows, ((slab + 1) * slab_rows).min(ny));
-            for (piece, lists) in pieces.iter().zip(&buckets) {
-                for &i in &lists[slab] {
-                    let s = &piece[i as usize];
-                    let out = if s.class == 0 { &mut ambient } else { &mut direct };
-                    // Per axis: the bin the light lands in (moving toward +a lands on surfaces
-                    // facing -a) and the power per unit length it adds there, in fixed units.
-                    let power = Vec3A::from(s.power) * scale;
-                    let [(b0, p0), (b1, p1), (b2, p2)] = [0, 1, 2].map(|a| {
-                        let d = s.dir[a];
-                        (2 * a + (d > 0.0) as usize, power * d.abs())
-                    });
-                    traverse(&desc, cell, s, rows, |index, len| {
-                        let at = index * CELL_WORDS;
-                        add_rounded(out, at + 3 * b0, p0 * len);
-                        add_rounded(out, at + 3 * b1, p1 * len);
-                        add_rounded(out, at + 3 * b2, p2 * len);
-                    });
-                }
+        ambient
+            .pieces_mut(layout.rows)
+            .zip(direct.pieces_mut(layout.rows))
+            .enumerate()
+            .map(|(slab, (ambient, direct))| {
+                let rows = (slab * layout.rows, ((slab + 1) * layout.rows).min(ny));
+                VolumeSlab { slab, rows, layout, scale, ambient, direct }
+            })
+            .collect()
+    }
+
+    /// Adds the segments of every part: each part listed by slab, then each slab's segments
+    /// walked, in parallel over parts and then over slabs. Light transport does the same steps
+    /// itself, spread over its own work items (see `transport.rs`).
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, parts: &[&[Segment]]) {
+        let layout = self.slab_layout();
+        let lists: Vec<SlabLists> = parts.par_iter().map(|p| layout.list(p)).collect();
+        self.slabs_mut().into_par_iter().for_each(|mut slab| {
+            for (part, lists) in parts.iter().zip(&lists) {
+                slab.add(part, lists);
             }
         });
     }
@@ -277,6 +261,78 @@ fn clip(desc: &VolumeDesc, cell: Vec3A, s: &Segment, inv: Vec3A, rows: (usize, u
     let ta = t0.min(t1).max_element().max(0.0);
     let tb = t0.max(t1).min_element().min(s.t_end);
     (ta < tb).then_some((ta, tb))
+}
+
+/// Where the accumulator's slabs of Y rows lie: what listing segments by slab needs, apart from
+/// the sums themselves.
+#[derive(Clone, Copy)]
+pub(crate) struct SlabLayout {
+    desc: VolumeDesc,
+    cell: Vec3A,
+    /// Y rows per slab.
+    rows: usize,
+    /// Slabs; 0 for an empty volume.
+    slabs: usize,
+}
+
+impl SlabLayout {
+    /// Lists `segments` by the slabs they cross (indices into `segments`). Which slab a crossing
+    /// falls in depends on the grid alone.
+    pub(crate) fn list(&self, segments: &[Segment]) -> SlabLists {
+        let mut lists = vec![Vec::new(); self.slabs];
+        if self.slabs > 0 {
+            for (k, s) in segments.iter().enumerate() {
+                if let Some((r0, r1)) = row_span(&self.desc, self.cell, s) {
+                    for list in &mut lists[r0 / self.rows..=r1 / self.rows] {
+                        list.push(k as u32);
+                    }
+                }
+            }
+        }
+        SlabLists(lists)
+    }
+}
+
+/// A list of segments (indices) per slab, made by [`SlabLayout::list`].
+#[derive(Default)]
+pub(crate) struct SlabLists(Vec<Vec<u32>>);
+
+/// One slab of Y rows of the accumulator, added to on its own: only the segment indices are
+/// buffered between listing and walking, not every cell crossing. The sums are exact, so they
+/// are bit-identical for any thread count and any split of the segments into parts.
+pub(crate) struct VolumeSlab<'a> {
+    slab: usize,
+    /// Y rows `[rows.0, rows.1)`.
+    rows: (usize, usize),
+    layout: SlabLayout,
+    scale: f32,
+    ambient: WordsMut<'a>,
+    direct: WordsMut<'a>,
+}
+
+impl VolumeSlab<'_> {
+    /// Adds the segments of `segments` that `lists` lists in this slab, each clipped to its rows.
+    pub(crate) fn add(&mut self, segments: &[Segment], lists: &SlabLists) {
+        let Some(list) = lists.0.get(self.slab) else { return };
+        let (desc, cell) = (self.layout.desc, self.layout.cell);
+        for &i in list {
+            let s = &segments[i as usize];
+            let out = if s.class == 0 { &mut self.ambient } else { &mut self.direct };
+            // Per axis: the bin the light lands in (moving toward +a lands on surfaces facing -a)
+            // and the power per unit length it adds there, in fixed units.
+            let power = Vec3A::from(s.power) * self.scale;
+            let [(b0, p0), (b1, p1), (b2, p2)] = [0, 1, 2].map(|a| {
+                let d = s.dir[a];
+                (2 * a + (d > 0.0) as usize, power * d.abs())
+            });
+            traverse(&desc, cell, s, self.rows, |index, len| {
+                let at = index * CELL_WORDS;
+                add_rounded(out, at + 3 * b0, p0 * len);
+                add_rounded(out, at + 3 * b1, p1 * len);
+                add_rounded(out, at + 3 * b2, p2 * len);
+            });
+        }
+    }
 }
 
 /// The first and last Y rows the segment crosses inside the box.
